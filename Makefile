@@ -1,0 +1,61 @@
+# Makefile for ddl_notify (PGXS)
+#
+# One version number lives here: EXTVERSION names the install script that the
+# build generates from sql/ddl_notify.sql, and the build refuses to go on if
+# ddl_notify.control says anything else.
+#
+#   make / make install     build and install the extension (PGXS)
+#   make demo               fresh machine to a working demo (see README)
+#   make test               every suite: pg_regress, isolation, TAP; last line
+#                           "N passed, M failed"
+#   make bench              benchmarks; they print figures and never fail
+
+EXTENSION	= ddl_notify
+EXTVERSION	= 0.1.0
+
+MODULE_big	= ddl_notify
+OBJS		= src/ddl_notify.o src/capture.o src/deliver.o src/subscriber.o src/worker.o
+
+DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
+DATA		= $(wildcard sql/$(EXTENSION)--*--*.sql)
+
+# pg_regress inputs are every sql/*.sql but the install scripts; the order
+# is the file names' order (NNN_topic.sql).
+REGRESS		= $(sort $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)%,$(wildcard sql/*.sql))))
+
+PG_CONFIG	?= pg_config
+PG_CPPFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+ifdef WERROR
+PG_CPPFLAGS	+= -Werror
+endif
+
+EXTRA_CLEAN	= $(EXTENSION)--$(EXTVERSION).sql results regression.diffs regression.out \
+		  tmp_check tmp_check_iso output_iso log test/results
+
+# PGXS may be missing on a fresh machine: `make demo` and `make test` install
+# it first and then call make again, so only include it when it is there.
+PGXS		:= $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+endif
+
+$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
+	@grep -q "^default_version = '$(EXTVERSION)'" $(EXTENSION).control || \
+		{ echo "$(EXTENSION).control: default_version is not '$(EXTVERSION)'" >&2; exit 1; }
+	cp $< $@
+
+.PHONY: deps demo test bench
+deps:
+	@bash test/tools/deps.sh
+
+demo: deps
+	@bash test/tools/build.sh
+	@bash test/tools/demo.sh
+
+test: deps
+	@WERROR=1 bash test/tools/build.sh
+	@bash test/tools/run-tests.sh
+
+bench: deps
+	@bash test/tools/build.sh
+	@bash test/bench/run.sh
