@@ -1,0 +1,877 @@
+/*-------------------------------------------------------------------------
+ *
+ * capture.c
+ *	  The event trigger functions: every DDL command becomes rows of
+ *	  ddl_notify.event, inside the DDL's own transaction.
+ *
+ * Rules kept here:
+ * - Rows are inserted by the DDL's own transaction, in the event trigger, so
+ *	 they commit or roll back with it, savepoints included (G1).  The
+ *	 transaction is flagged (ddln_xact_recorded) so that ddl_notify.c takes
+ *	 the subscription-point lock at PRE_COMMIT and wakes the worker at COMMIT.
+ * - One row per object PostgreSQL reports; GRANT/REVOKE become one row per
+ *	 granted object.  ALTER TABLE subcommands, rewrite reasons and the
+ *	 original/cascaded flag of drops go into "details", read in C from what
+ *	 SQL-level triggers cannot see (pg_ddl_command).
+ * - Never recorded: the extension's own objects (everything in schema
+ *	 ddl_notify, the schema and the extension itself), the internal companions
+ *	 of dropped objects nobody names (row and array types, TOAST tables, a
+ *	 view's _RETURN rule), and temporary objects unless
+ *	 ddl_notify.capture_temp is on.
+ * - The rows are written as the extension's owner (callers cannot write the
+ *	 table); role_name records who ran the DDL.  Plans are prepared once per
+ *	 backend and survive DROP/CREATE EXTENSION through the plan cache.
+ * - Events caused by a subscriber's handler carry that subscriber's name in
+ *	 "origin" (G12); deliver.c sets ddln_current_origin around handler calls.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_largeobject_metadata.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "tcop/cmdtag.h"
+#include "tcop/deparse_utility.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+
+#include "ddl_notify.h"
+
+PG_FUNCTION_INFO_V1(capture_ddl_command_end);
+PG_FUNCTION_INFO_V1(capture_sql_drop);
+PG_FUNCTION_INFO_V1(capture_table_rewrite);
+
+bool		ddln_xact_recorded = false;
+const char *ddln_current_origin = NULL;
+
+/* One event row on its way to ddl_notify.event. */
+typedef struct DdlnEventRow
+{
+	const char *trigger_event;
+	const char *command_tag;
+	const char *object_type;
+	const char *schema_name;
+	const char *object_identity;
+	Oid			classid;
+	Oid			objid;
+	int32		objsubid;
+	bool		has_address;
+	bool		in_extension;
+	const char *details;		/* JSON text or NULL */
+} DdlnEventRow;
+
+/* What every row of one trigger call shares. */
+typedef struct DdlnCaptureCall
+{
+	const char *role_name;
+	const char *query;
+	Oid			save_userid;
+	int			save_sec_context;
+} DdlnCaptureCall;
+
+#define DDLN_INSERT_NARGS 13
+
+static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr ddl_commands_plan = NULL;
+static SPIPlanPtr dropped_objects_plan = NULL;
+
+static SPIPlanPtr
+DdlnPrepare(SPIPlanPtr *cache, const char *sql, int nargs, Oid *argtypes)
+{
+	if (*cache == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		*cache = plan;
+	}
+	return *cache;
+}
+
+static bool
+DdlnIsOwnObject(const char *object_type, const char *schema_name,
+				const char *identity)
+{
+	if (schema_name && strcmp(schema_name, DDLN_SCHEMA_NAME) == 0)
+		return true;
+	if (object_type && identity &&
+		(strcmp(object_type, "schema") == 0 || strcmp(object_type, "extension") == 0) &&
+		strcmp(identity, DDLN_SCHEMA_NAME) == 0)
+		return true;
+	return false;
+}
+
+static bool
+DdlnIsTempSchema(const char *schema_name)
+{
+	return schema_name != NULL &&
+		(strcmp(schema_name, "pg_temp") == 0 ||
+		 strncmp(schema_name, "pg_temp_", 8) == 0 ||
+		 strncmp(schema_name, "pg_toast_temp_", 14) == 0);
+}
+
+/* Start a trigger call: who ran it, what statement, and switch to the owner. */
+static void
+DdlnBeginCapture(DdlnCaptureCall *call)
+{
+	call->role_name = GetUserNameFromId(GetUserId(), false);
+	call->query = ddln_capture_query ? DdlnCurrentStatementText() : NULL;
+	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+static void
+DdlnEndCapture(DdlnCaptureCall *call)
+{
+	SPI_finish();
+}
+
+static void
+DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
+{
+	static Oid	argtypes[DDLN_INSERT_NARGS] = {
+		TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, OIDOID, OIDOID, INT4OID,
+		BOOLOID, NAMEOID, TEXTOID, JSONBOID, TEXTOID
+	};
+	Datum		values[DDLN_INSERT_NARGS];
+	char		nulls[DDLN_INSERT_NARGS];
+	SPIPlanPtr	plan;
+	int			rc;
+
+#define DDLN_TEXT_ARG(i, s) \
+	do { \
+		if ((s) != NULL) { values[i] = CStringGetTextDatum(s); nulls[i] = ' '; } \
+		else { values[i] = (Datum) 0; nulls[i] = 'n'; } \
+	} while (0)
+
+	DDLN_TEXT_ARG(0, row->trigger_event);
+	DDLN_TEXT_ARG(1, row->command_tag);
+	DDLN_TEXT_ARG(2, row->object_type);
+	DDLN_TEXT_ARG(3, row->schema_name);
+	DDLN_TEXT_ARG(4, row->object_identity);
+	values[5] = ObjectIdGetDatum(row->classid);
+	values[6] = ObjectIdGetDatum(row->objid);
+	values[7] = Int32GetDatum(row->objsubid);
+	nulls[5] = nulls[6] = nulls[7] = row->has_address ? ' ' : 'n';
+	values[8] = BoolGetDatum(row->in_extension);
+	nulls[8] = ' ';
+	values[9] = CStringGetDatum(call->role_name);
+	nulls[9] = ' ';
+	DDLN_TEXT_ARG(10, call->query);
+	if (row->details)
+	{
+		values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(row->details));
+		nulls[11] = ' ';
+	}
+	else
+	{
+		values[11] = (Datum) 0;
+		nulls[11] = 'n';
+	}
+	DDLN_TEXT_ARG(12, ddln_current_origin);
+#undef DDLN_TEXT_ARG
+
+	/* name wants a NameData, not a C string */
+	{
+		Name		n = (Name) palloc0(NAMEDATALEN);
+
+		namestrcpy(n, call->role_name);
+		values[9] = NameGetDatum(n);
+	}
+
+	plan = DdlnPrepare(&insert_plan,
+					   "INSERT INTO ddl_notify.event (trigger_event, command_tag, object_type, "
+					   "schema_name, object_identity, classid, objid, objsubid, in_extension, "
+					   "role_name, query, details, origin) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+					   DDLN_INSERT_NARGS, argtypes);
+
+	/* The table is the extension owner's; write it as the owner. */
+	SetUserIdAndSecContext(DdlnExtensionOwner(),
+						   call->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute_plan(plan, values, nulls, false, 0);
+	SetUserIdAndSecContext(call->save_userid, call->save_sec_context);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "could not record DDL event: %s", SPI_result_code_string(rc));
+
+	ddln_xact_recorded = true;
+}
+
+/* Kind of an ALTER TABLE subcommand, as a user would write it. */
+static const char *
+DdlnAlterTableKind(AlterTableType t)
+{
+	switch (t)
+	{
+		case AT_AddColumn:
+		case AT_AddColumnRecurse:
+		case AT_AddColumnToView:
+			return "ADD COLUMN";
+		case AT_ColumnDefault:
+		case AT_CookedColumnDefault:
+			return "ALTER COLUMN SET/DROP DEFAULT";
+		case AT_DropNotNull:
+			return "ALTER COLUMN DROP NOT NULL";
+		case AT_SetNotNull:
+		case AT_CheckNotNull:
+			return "ALTER COLUMN SET NOT NULL";
+		case AT_DropExpression:
+			return "ALTER COLUMN DROP EXPRESSION";
+		case AT_SetStatistics:
+			return "ALTER COLUMN SET STATISTICS";
+		case AT_SetOptions:
+			return "ALTER COLUMN SET OPTIONS";
+		case AT_ResetOptions:
+			return "ALTER COLUMN RESET OPTIONS";
+		case AT_SetStorage:
+			return "ALTER COLUMN SET STORAGE";
+		case AT_SetCompression:
+			return "ALTER COLUMN SET COMPRESSION";
+		case AT_DropColumn:
+		case AT_DropColumnRecurse:
+			return "DROP COLUMN";
+		case AT_AddIndex:
+		case AT_ReAddIndex:
+			return "ADD INDEX";
+		case AT_AddConstraint:
+		case AT_AddConstraintRecurse:
+		case AT_ReAddConstraint:
+		case AT_ReAddDomainConstraint:
+		case AT_AddIndexConstraint:
+			return "ADD CONSTRAINT";
+		case AT_AlterConstraint:
+			return "ALTER CONSTRAINT";
+		case AT_ValidateConstraint:
+		case AT_ValidateConstraintRecurse:
+			return "VALIDATE CONSTRAINT";
+		case AT_DropConstraint:
+		case AT_DropConstraintRecurse:
+			return "DROP CONSTRAINT";
+		case AT_ReAddComment:
+			return "COMMENT";
+		case AT_AlterColumnType:
+			return "ALTER COLUMN TYPE";
+		case AT_AlterColumnGenericOptions:
+			return "ALTER COLUMN OPTIONS";
+		case AT_ChangeOwner:
+			return "OWNER TO";
+		case AT_ClusterOn:
+			return "CLUSTER ON";
+		case AT_DropCluster:
+			return "SET WITHOUT CLUSTER";
+		case AT_SetLogged:
+			return "SET LOGGED";
+		case AT_SetUnLogged:
+			return "SET UNLOGGED";
+		case AT_DropOids:
+			return "SET WITHOUT OIDS";
+#if PG_VERSION_NUM >= 150000
+		case AT_SetAccessMethod:
+			return "SET ACCESS METHOD";
+#endif
+		case AT_SetTableSpace:
+			return "SET TABLESPACE";
+		case AT_SetRelOptions:
+			return "SET";
+		case AT_ResetRelOptions:
+			return "RESET";
+		case AT_ReplaceRelOptions:
+			return "SET (replace)";
+		case AT_EnableTrig:
+			return "ENABLE TRIGGER";
+		case AT_EnableAlwaysTrig:
+			return "ENABLE ALWAYS TRIGGER";
+		case AT_EnableReplicaTrig:
+			return "ENABLE REPLICA TRIGGER";
+		case AT_DisableTrig:
+			return "DISABLE TRIGGER";
+		case AT_EnableTrigAll:
+			return "ENABLE TRIGGER ALL";
+		case AT_DisableTrigAll:
+			return "DISABLE TRIGGER ALL";
+		case AT_EnableTrigUser:
+			return "ENABLE TRIGGER USER";
+		case AT_DisableTrigUser:
+			return "DISABLE TRIGGER USER";
+		case AT_EnableRule:
+			return "ENABLE RULE";
+		case AT_EnableAlwaysRule:
+			return "ENABLE ALWAYS RULE";
+		case AT_EnableReplicaRule:
+			return "ENABLE REPLICA RULE";
+		case AT_DisableRule:
+			return "DISABLE RULE";
+		case AT_AddInherit:
+			return "INHERIT";
+		case AT_DropInherit:
+			return "NO INHERIT";
+		case AT_AddOf:
+			return "OF";
+		case AT_DropOf:
+			return "NOT OF";
+		case AT_ReplicaIdentity:
+			return "REPLICA IDENTITY";
+		case AT_EnableRowSecurity:
+			return "ENABLE ROW LEVEL SECURITY";
+		case AT_DisableRowSecurity:
+			return "DISABLE ROW LEVEL SECURITY";
+		case AT_ForceRowSecurity:
+			return "FORCE ROW LEVEL SECURITY";
+		case AT_NoForceRowSecurity:
+			return "NO FORCE ROW LEVEL SECURITY";
+		case AT_GenericOptions:
+			return "OPTIONS";
+		case AT_AttachPartition:
+			return "ATTACH PARTITION";
+		case AT_DetachPartition:
+			return "DETACH PARTITION";
+		case AT_DetachPartitionFinalize:
+			return "DETACH PARTITION FINALIZE";
+		case AT_AddIdentity:
+			return "ALTER COLUMN ADD IDENTITY";
+		case AT_SetIdentity:
+			return "ALTER COLUMN SET IDENTITY";
+		case AT_DropIdentity:
+			return "ALTER COLUMN DROP IDENTITY";
+		case AT_ReAddStatistics:
+			return "ADD STATISTICS";
+	}
+	return "UNKNOWN";
+}
+
+/* The name a subcommand acts on (column, constraint, partition...), or NULL. */
+static const char *
+DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
+{
+	if (cmd->subtype == AT_AddColumn || cmd->subtype == AT_AddColumnRecurse ||
+		cmd->subtype == AT_AddColumnToView)
+	{
+		if (cmd->def && IsA(cmd->def, ColumnDef))
+			return ((ColumnDef *) cmd->def)->colname;
+	}
+	if (cmd->subtype == AT_AttachPartition || cmd->subtype == AT_DetachPartition ||
+		cmd->subtype == AT_DetachPartitionFinalize)
+	{
+		if (cmd->def && IsA(cmd->def, PartitionCmd))
+			return ((PartitionCmd *) cmd->def)->name->relname;
+	}
+	if (sub->address.classId == ConstraintRelationId && OidIsValid(sub->address.objectId))
+	{
+		char	   *name = get_constraint_name(sub->address.objectId);
+
+		if (name)
+			return name;
+	}
+	if (cmd->name)
+		return cmd->name;
+	if (sub->address.classId == RelationRelationId && sub->address.objectSubId > 0)
+		return get_attname(sub->address.objectId, sub->address.objectSubId, true);
+	return NULL;
+}
+
+static void
+DdlnJsonKey(StringInfo buf, bool *first, const char *key)
+{
+	if (!*first)
+		appendStringInfoString(buf, ", ");
+	*first = false;
+	escape_json(buf, key);
+	appendStringInfoString(buf, ": ");
+}
+
+static void
+DdlnJsonString(StringInfo buf, const char *s)
+{
+	if (s)
+		escape_json(buf, s);
+	else
+		appendStringInfoString(buf, "null");
+}
+
+static char *
+DdlnAlterTableDetails(CollectedCommand *cmd)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"subcommands\": [");
+	foreach(lc, cmd->d.alterTable.subcmds)
+	{
+		CollectedATSubcmd *sub = (CollectedATSubcmd *) lfirst(lc);
+		AlterTableCmd *atc = (AlterTableCmd *) sub->parsetree;
+		bool		firstkey = true;
+
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+		appendStringInfoChar(&buf, '{');
+		DdlnJsonKey(&buf, &firstkey, "kind");
+		if (atc && IsA(atc, AlterTableCmd))
+		{
+			DdlnJsonString(&buf, DdlnAlterTableKind(atc->subtype));
+			DdlnJsonKey(&buf, &firstkey, "name");
+			DdlnJsonString(&buf, DdlnAlterTableName(sub, atc));
+		}
+		else
+			DdlnJsonString(&buf, "UNKNOWN");
+		appendStringInfoChar(&buf, '}');
+	}
+	appendStringInfoString(&buf, "]}");
+	return buf.data;
+}
+
+/* The catalog an InternalGrant's objects live in, or InvalidOid. */
+static Oid
+DdlnGrantClassId(ObjectType objtype)
+{
+	switch (objtype)
+	{
+		case OBJECT_TABLE:
+		case OBJECT_SEQUENCE:
+			return RelationRelationId;
+		case OBJECT_FUNCTION:
+		case OBJECT_PROCEDURE:
+		case OBJECT_ROUTINE:
+			return ProcedureRelationId;
+		case OBJECT_SCHEMA:
+			return NamespaceRelationId;
+		case OBJECT_TYPE:
+		case OBJECT_DOMAIN:
+			return TypeRelationId;
+		case OBJECT_FDW:
+			return ForeignDataWrapperRelationId;
+		case OBJECT_FOREIGN_SERVER:
+			return ForeignServerRelationId;
+		case OBJECT_LANGUAGE:
+			return LanguageRelationId;
+		case OBJECT_LARGEOBJECT:
+			return LargeObjectMetadataRelationId;
+		default:
+			/* databases, tablespaces, parameters: shared objects */
+			return InvalidOid;
+	}
+}
+
+static char *
+DdlnGrantDetails(InternalGrant *istmt)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"grant\": %s, \"all_privileges\": %s, \"privileges\": [",
+					 istmt->is_grant ? "true" : "false",
+					 istmt->all_privs ? "true" : "false");
+	if (!istmt->all_privs)
+	{
+		static const struct
+		{
+			AclMode		bit;
+			const char *name;
+		}			privs[] = {
+			{ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"},
+			{ACL_DELETE, "DELETE"}, {ACL_TRUNCATE, "TRUNCATE"},
+			{ACL_REFERENCES, "REFERENCES"}, {ACL_TRIGGER, "TRIGGER"},
+			{ACL_EXECUTE, "EXECUTE"}, {ACL_USAGE, "USAGE"}, {ACL_CREATE, "CREATE"},
+			{ACL_CREATE_TEMP, "TEMPORARY"}, {ACL_CONNECT, "CONNECT"},
+		};
+
+		for (int i = 0; i < (int) lengthof(privs); i++)
+		{
+			if (istmt->privileges & privs[i].bit)
+			{
+				if (!first)
+					appendStringInfoString(&buf, ", ");
+				first = false;
+				escape_json(&buf, privs[i].name);
+			}
+		}
+	}
+	appendStringInfoString(&buf, "], \"grantees\": [");
+	first = true;
+	foreach(lc, istmt->grantees)
+	{
+		Oid			grantee = lfirst_oid(lc);
+
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+		if (grantee == ACL_ID_PUBLIC)
+			escape_json(&buf, "PUBLIC");
+		else
+			DdlnJsonString(&buf, GetUserNameFromId(grantee, true));
+	}
+	appendStringInfo(&buf, "], \"grant_option\": %s, \"columns\": %s}",
+					 istmt->grant_option ? "true" : "false",
+					 istmt->col_privs != NIL ? "true" : "false");
+	return buf.data;
+}
+
+static void
+DdlnRecordGrant(DdlnCaptureCall *call, const char *tag, CollectedCommand *cmd,
+				const char *object_type)
+{
+	InternalGrant *istmt = cmd->d.grant.istmt;
+	Oid			classid = DdlnGrantClassId(istmt->objtype);
+	char	   *details = DdlnGrantDetails(istmt);
+	ListCell   *lc;
+
+	if (!OidIsValid(classid))
+	{
+		DdlnEventRow row = {0};
+
+		row.trigger_event = "ddl_command_end";
+		row.command_tag = tag;
+		row.object_type = object_type;
+		row.in_extension = cmd->in_extension;
+		row.details = details;
+		DdlnInsertEvent(call, &row);
+		return;
+	}
+
+	foreach(lc, istmt->objects)
+	{
+		ObjectAddress addr;
+		DdlnEventRow row = {0};
+		Oid			nspid;
+
+		ObjectAddressSet(addr, classid, lfirst_oid(lc));
+		row.trigger_event = "ddl_command_end";
+		row.command_tag = tag;
+		row.object_type = getObjectTypeDescription(&addr, true);
+		row.object_identity = getObjectIdentity(&addr, true);
+		nspid = get_object_namespace(&addr);
+		row.schema_name = OidIsValid(nspid) ? get_namespace_name_or_temp(nspid) : NULL;
+		row.classid = addr.classId;
+		row.objid = addr.objectId;
+		row.objsubid = 0;
+		row.has_address = true;
+		row.in_extension = cmd->in_extension;
+		row.details = details;
+
+		if (DdlnIsOwnObject(row.object_type, row.schema_name, row.object_identity))
+			continue;
+		if (!ddln_capture_temp && DdlnIsTempSchema(row.schema_name))
+			continue;
+		DdlnInsertEvent(call, &row);
+	}
+}
+
+static const char *
+DdlnNullableText(HeapTuple tup, TupleDesc desc, int col)
+{
+	return SPI_getvalue(tup, desc, col);
+}
+
+/*
+ * ddl_command_end: one row per command of pg_event_trigger_ddl_commands(),
+ * GRANT expanded per object, ALTER TABLE with its subcommands.
+ */
+Datum
+capture_ddl_command_end(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	DdlnCaptureCall call;
+	SPIPlanPtr	plan;
+	int			rc;
+	const char *tag;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"%s\" must be called as an event trigger",
+						"capture_ddl_command_end")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	tag = GetCommandTagName(trigdata->tag);
+
+	DdlnBeginCapture(&call);
+	plan = DdlnPrepare(&ddl_commands_plan,
+					   "SELECT classid, objid, objsubid, command_tag, object_type, "
+					   "schema_name, object_identity, in_extension, command "
+					   "FROM pg_catalog.pg_event_trigger_ddl_commands()",
+					   0, NULL);
+	rc = SPI_execute_plan(plan, NULL, NULL, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "pg_event_trigger_ddl_commands() failed: %s", SPI_result_code_string(rc));
+
+	/*
+	 * A statement about this extension itself (CREATE/ALTER/DROP EXTENSION
+	 * ddl_notify) is not recorded at all: its other rows are our objects.
+	 */
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		const char *otype = DdlnNullableText(tup, desc, 5);
+		const char *ident = DdlnNullableText(tup, desc, 7);
+
+		if (otype && ident && strcmp(otype, "extension") == 0 &&
+			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
+		{
+			DdlnEndCapture(&call);
+			PG_RETURN_VOID();
+		}
+	}
+
+	{
+		SPITupleTable *tuptable = SPI_tuptable;
+		uint64		ncommands = SPI_processed;
+
+		for (uint64 i = 0; i < ncommands; i++)
+		{
+			HeapTuple	tup = tuptable->vals[i];
+			TupleDesc	desc = tuptable->tupdesc;
+			DdlnEventRow row = {0};
+			bool		isnull;
+			CollectedCommand *cmd;
+			Datum		d;
+
+			row.trigger_event = "ddl_command_end";
+			row.command_tag = DdlnNullableText(tup, desc, 4);
+			if (row.command_tag == NULL)
+				row.command_tag = tag;
+			row.object_type = DdlnNullableText(tup, desc, 5);
+			row.schema_name = DdlnNullableText(tup, desc, 6);
+			row.object_identity = DdlnNullableText(tup, desc, 7);
+			row.in_extension = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
+			d = SPI_getbinval(tup, desc, 1, &isnull);
+			if (!isnull)
+			{
+				row.has_address = true;
+				row.classid = DatumGetObjectId(d);
+				row.objid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+				row.objsubid = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+			}
+			d = SPI_getbinval(tup, desc, 9, &isnull);
+			cmd = isnull ? NULL : (CollectedCommand *) DatumGetPointer(d);
+
+			if (cmd && cmd->type == SCT_Grant)
+			{
+				DdlnRecordGrant(&call, row.command_tag, cmd, row.object_type);
+				continue;
+			}
+
+			if (DdlnIsOwnObject(row.object_type, row.schema_name, row.object_identity))
+				continue;
+			if (!ddln_capture_temp && DdlnIsTempSchema(row.schema_name))
+				continue;
+
+			if (cmd && cmd->type == SCT_AlterTable)
+				row.details = DdlnAlterTableDetails(cmd);
+
+			DdlnInsertEvent(&call, &row);
+		}
+	}
+
+	DdlnEndCapture(&call);
+	PG_RETURN_VOID();
+}
+
+/*
+ * sql_drop: every dropped object the user named or CASCADE took, with its
+ * identity (pg_event_trigger_ddl_commands() shows nothing for DROP).
+ */
+Datum
+capture_sql_drop(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	DdlnCaptureCall call;
+	SPIPlanPtr	plan;
+	SPITupleTable *tuptable;
+	uint64		nobjects;
+	int			rc;
+	const char *tag;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"%s\" must be called as an event trigger",
+						"capture_sql_drop")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	tag = GetCommandTagName(trigdata->tag);
+
+	DdlnBeginCapture(&call);
+	plan = DdlnPrepare(&dropped_objects_plan,
+					   "SELECT classid, objid, objsubid, original, normal, is_temporary, "
+					   "object_type, schema_name, object_identity, "
+					   "pg_catalog.jsonb_build_object('original', original, 'cascaded', normal, "
+					   "'address_names', address_names, 'address_args', address_args)::text "
+					   "FROM pg_catalog.pg_event_trigger_dropped_objects()",
+					   0, NULL);
+	rc = SPI_execute_plan(plan, NULL, NULL, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "pg_event_trigger_dropped_objects() failed: %s", SPI_result_code_string(rc));
+	tuptable = SPI_tuptable;
+	nobjects = SPI_processed;
+
+	for (uint64 i = 0; i < nobjects; i++)
+	{
+		HeapTuple	tup = tuptable->vals[i];
+		TupleDesc	desc = tuptable->tupdesc;
+		const char *otype = DdlnNullableText(tup, desc, 7);
+		const char *ident = DdlnNullableText(tup, desc, 9);
+
+		if (otype && ident && strcmp(otype, "extension") == 0 &&
+			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
+		{
+			DdlnEndCapture(&call);
+			PG_RETURN_VOID();
+		}
+	}
+
+	for (uint64 i = 0; i < nobjects; i++)
+	{
+		HeapTuple	tup = tuptable->vals[i];
+		TupleDesc	desc = tuptable->tupdesc;
+		DdlnEventRow row = {0};
+		bool		isnull;
+		bool		original;
+		bool		normal;
+		bool		is_temp;
+
+		original = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+		normal = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+		is_temp = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+
+		row.trigger_event = "sql_drop";
+		row.command_tag = tag;
+		row.object_type = DdlnNullableText(tup, desc, 7);
+		row.schema_name = DdlnNullableText(tup, desc, 8);
+		row.object_identity = DdlnNullableText(tup, desc, 9);
+		row.details = DdlnNullableText(tup, desc, 10);
+		row.has_address = true;
+		row.classid = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
+		row.objid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		row.objsubid = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+
+		if (DdlnIsOwnObject(row.object_type, row.schema_name, row.object_identity))
+			continue;
+		if (!ddln_capture_temp && (is_temp || DdlnIsTempSchema(row.schema_name)))
+			continue;
+
+		/* internal companions nobody names */
+		if (!original && !normal && row.object_type != NULL)
+		{
+			if (strcmp(row.object_type, "type") == 0 ||
+				strcmp(row.object_type, "toast table") == 0)
+				continue;
+			if (row.schema_name && strcmp(row.schema_name, "pg_toast") == 0)
+				continue;
+			if (strcmp(row.object_type, "rule") == 0 && row.object_identity &&
+				strncmp(row.object_identity, "\"_RETURN\" on ", 13) == 0)
+				continue;
+		}
+
+		DdlnInsertEvent(&call, &row);
+	}
+
+	DdlnEndCapture(&call);
+	PG_RETURN_VOID();
+}
+
+/*
+ * table_rewrite: the table and why PostgreSQL rewrites it.
+ */
+Datum
+capture_table_rewrite(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	DdlnCaptureCall call;
+	DdlnEventRow row = {0};
+	ObjectAddress addr;
+	Oid			relid;
+	int			reason;
+	StringInfoData details;
+	bool		first = true;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"%s\" must be called as an event trigger",
+						"capture_table_rewrite")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+
+	relid = DatumGetObjectId(DirectFunctionCall1(pg_event_trigger_table_rewrite_oid,
+												 (Datum) 0));
+	reason = DatumGetInt32(DirectFunctionCall1(pg_event_trigger_table_rewrite_reason,
+											   (Datum) 0));
+
+	ObjectAddressSet(addr, RelationRelationId, relid);
+	row.trigger_event = "table_rewrite";
+	row.command_tag = GetCommandTagName(trigdata->tag);
+	row.object_type = getObjectTypeDescription(&addr, true);
+	row.object_identity = getObjectIdentity(&addr, true);
+	row.schema_name = get_namespace_name_or_temp(get_rel_namespace(relid));
+	row.has_address = true;
+	row.classid = RelationRelationId;
+	row.objid = relid;
+	row.objsubid = 0;
+
+	if (DdlnIsOwnObject(row.object_type, row.schema_name, row.object_identity))
+		PG_RETURN_VOID();
+	if (!ddln_capture_temp && get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+		PG_RETURN_VOID();
+
+	initStringInfo(&details);
+	appendStringInfo(&details, "{\"rewrite_reason\": %d, \"reasons\": [", reason);
+	{
+		static const struct
+		{
+			int			bit;
+			const char *name;
+		}			reasons[] = {
+			{AT_REWRITE_ALTER_PERSISTENCE, "persistence"},
+			{AT_REWRITE_DEFAULT_VAL, "default value"},
+			{AT_REWRITE_COLUMN_REWRITE, "column rewrite"},
+#ifdef AT_REWRITE_ACCESS_METHOD
+			{AT_REWRITE_ACCESS_METHOD, "access method"},
+#endif
+		};
+
+		for (int i = 0; i < (int) lengthof(reasons); i++)
+		{
+			if (reason & reasons[i].bit)
+			{
+				if (!first)
+					appendStringInfoString(&details, ", ");
+				first = false;
+				escape_json(&details, reasons[i].name);
+			}
+		}
+	}
+	appendStringInfoString(&details, "]}");
+	row.details = details.data;
+
+	DdlnBeginCapture(&call);
+	DdlnInsertEvent(&call, &row);
+	DdlnEndCapture(&call);
+	PG_RETURN_VOID();
+}

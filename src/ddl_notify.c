@@ -1,0 +1,279 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddl_notify.c
+ *	  Module entry point: settings, shared memory, transaction callbacks and
+ *	  the utility hook.
+ *
+ * The transaction callbacks implement the commit side of two protocols
+ * described in full where they live:
+ *
+ * - The subscription point (subscriber.c).  A transaction that recorded
+ *	 events takes the subscription-point lock in ShareLock at PRE_COMMIT; a
+ *	 transaction that called subscribe() takes it in ExclusiveLock at
+ *	 PRE_COMMIT and stores the snapshot it sees under that lock.  The lock is
+ *	 released only after the commit became visible, so every DDL transaction
+ *	 either is visible in that snapshot or commits after the subscriber.
+ *
+ * - Wake-up on commit (worker.c).  Once a transaction that recorded events has
+ *	 committed, the database's delivery worker is woken.  Nothing is believed
+ *	 before COMMIT: the callback runs at XACT_EVENT_COMMIT, never earlier.
+ *
+ * The utility hook remembers the text of the statement being executed, so
+ * capture can store the statement that ran the DDL rather than the whole
+ * query string, and lets worker.c step aside before DROP DATABASE and friends.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "tcop/utility.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "ddl_notify.h"
+
+PG_MODULE_MAGIC;
+
+/* settings */
+bool		ddln_capture_temp = false;
+bool		ddln_capture_query = true;
+int			ddln_batch_size = 1000;
+int			ddln_retry_initial_delay = 1000;
+int			ddln_retry_max_delay = 300000;
+int			ddln_handler_timeout = 300000;
+int			ddln_max_workers = 8;
+int			ddln_poll_interval = 5000;
+
+/* the statement being executed, for capture.c */
+static const char *ddln_stmt_string = NULL;
+static int	ddln_stmt_location = -1;
+static int	ddln_stmt_len = 0;
+
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+void		_PG_init(void);
+static void DdlnXactCallback(XactEvent event, void *arg);
+static void DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
+#if PG_VERSION_NUM >= 140000
+							   bool readOnlyTree,
+#endif
+							   ProcessUtilityContext context,
+							   ParamListInfo params, QueryEnvironment *queryEnv,
+							   DestReceiver *dest, QueryCompletion *qc);
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("ddl_notify.capture_temp",
+							 "Records DDL on temporary objects too.",
+							 "Off by default: temporary objects are private to a session and rarely interest subscribers.",
+							 &ddln_capture_temp, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddl_notify.capture_query",
+							 "Stores the text of the statement that ran the DDL in ddl_notify.event.query.",
+							 "Turn it off when statements may carry secrets that must not be kept.",
+							 &ddln_capture_query, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.batch_size",
+							"Sets how many events one delivery transaction hands to a subscriber at most.",
+							"After a failure the engine retries with smaller batches to isolate the failing event.",
+							&ddln_batch_size, 1000, 1, 100000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.retry_initial_delay",
+							"Sets the wait before the first retry of a failed event.",
+							"Each further failure of the same event doubles the wait, up to ddl_notify.retry_max_delay.",
+							&ddln_retry_initial_delay, 1000, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.retry_max_delay",
+							"Sets the longest wait between two retries of a failed event.",
+							NULL,
+							&ddln_retry_max_delay, 300000, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.handler_timeout",
+							"Sets the longest time one handler call may run before it is cancelled.",
+							"A cancelled call counts as a failed attempt. Zero disables the limit.",
+							&ddln_handler_timeout, 300000, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.max_workers",
+							"Sets how many per-database delivery workers may run at once.",
+							"Zero turns automatic delivery off; CALL ddl_notify.deliver() still works.",
+							&ddln_max_workers, 8, 0, 1024,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.poll_interval",
+							"Sets how often an idle delivery worker looks for work without being woken.",
+							"Commits wake the worker at once; this is only the fallback.",
+							&ddln_poll_interval, 5000, 10, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("ddl_notify");
+
+	RegisterXactCallback(DdlnXactCallback, NULL);
+
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = DdlnProcessUtility;
+
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DdlnWorkerShmemRequest();
+		DdlnRegisterLauncher();
+	}
+}
+
+/*
+ * Take the subscription-point lock in the given mode until the end of the
+ * transaction.
+ */
+void
+DdlnLockSubscriptionPoint(LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, DDLN_LOCK_KEY1, DDLN_LOCK_KEY2,
+						 DDLN_LOCK_FIELD4);
+	(void) LockAcquire(&tag, mode, false, false);
+}
+
+/*
+ * The role that owns the extension's objects (the owner of its schema).
+ * Capture and the API switch to it to write the extension's tables, which
+ * no other role may write.
+ */
+Oid
+DdlnExtensionOwner(void)
+{
+	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, false);
+	HeapTuple	tup;
+	Oid			owner;
+
+	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for namespace %u", nspid);
+	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+static void
+DdlnXactCallback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (ddln_xact_subscribed)
+				DdlnFixSubscriptionPoint();
+			else if (ddln_xact_recorded)
+				DdlnLockSubscriptionPoint(ShareLock);
+			break;
+
+		case XACT_EVENT_PRE_PREPARE:
+			if (ddln_xact_subscribed)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that has called ddl_notify.subscribe()"),
+						 errdetail("A subscription point is fixed at commit; a prepared transaction has none.")));
+			break;
+
+		case XACT_EVENT_COMMIT:
+			if (ddln_xact_recorded)
+				DdlnWakeDatabaseWorker(MyDatabaseId);
+			ddln_xact_recorded = false;
+			ddln_xact_subscribed = false;
+			break;
+
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			ddln_xact_recorded = false;
+			ddln_xact_subscribed = false;
+			break;
+
+		default:
+			break;
+	}
+}
+
+/*
+ * The text of the statement that is running now: the statement's own slice of
+ * the query string when the utility hook saw it, else the whole query string
+ * of the session (the first DDL of a session that did not preload us).
+ */
+const char *
+DdlnCurrentStatementText(void)
+{
+	const char *s = ddln_stmt_string;
+	int			loc = ddln_stmt_location;
+	int			len = ddln_stmt_len;
+
+	if (s == NULL)
+		return debug_query_string ? pstrdup(debug_query_string) : NULL;
+	if (loc < 0)
+		return pstrdup(s);
+	if (loc > (int) strlen(s))
+		return pstrdup(s);
+	s += loc;
+	if (len <= 0)
+		len = strlen(s);
+	/* skip leading white space the grammar left in the slice */
+	while (len > 0 && (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r'))
+	{
+		s++;
+		len--;
+	}
+	return pnstrdup(s, len);
+}
+
+static void
+DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
+#if PG_VERSION_NUM >= 140000
+				   bool readOnlyTree,
+#endif
+				   ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	const char *save_string = ddln_stmt_string;
+	int			save_location = ddln_stmt_location;
+	int			save_len = ddln_stmt_len;
+
+	/* Let worker.c step aside before DROP DATABASE and the like (G11). */
+	DdlnBeforeUtility(pstmt->utilityStmt);
+
+	ddln_stmt_string = queryString;
+	ddln_stmt_location = pstmt->stmt_location;
+	ddln_stmt_len = pstmt->stmt_len;
+	PG_TRY();
+	{
+#if PG_VERSION_NUM >= 140000
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+#else
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, context,
+									params, queryEnv, dest, qc);
+#endif
+	}
+	PG_FINALLY();
+	{
+		ddln_stmt_string = save_string;
+		ddln_stmt_location = save_location;
+		ddln_stmt_len = save_len;
+	}
+	PG_END_TRY();
+}

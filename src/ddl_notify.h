@@ -1,0 +1,98 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddl_notify.h
+ *	  Declarations shared by the files of ddl_notify.
+ *
+ * Who owns what:
+ *	  ddl_notify.c	_PG_init, settings, shared memory, transaction callbacks,
+ *					the utility hook
+ *	  capture.c		the event trigger functions (write ddl_notify.event)
+ *	  subscriber.c	the SQL API: subscribe, unsubscribe, skip, and the
+ *					subscription-point protocol
+ *	  deliver.c		the delivery engine, the only code that calls handlers,
+ *					sets processed bits or deletes events; used by both
+ *					CALL ddl_notify.deliver() and the background worker
+ *	  worker.c		launcher and per-database workers; they schedule, the
+ *					engine delivers
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDL_NOTIFY_H
+#define DDL_NOTIFY_H
+
+#include "access/transam.h"
+#include "nodes/nodes.h"
+#include "utils/timestamp.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "utils/snapshot.h"
+
+#define DDLN_EXTENSION_NAME		"ddl_notify"
+#define DDLN_SCHEMA_NAME		"ddl_notify"
+
+/* Subscribers live in the bits of a bigint: slots 0..63. */
+#define DDLN_MAX_SUBSCRIBERS	64
+
+/*
+ * The subscription-point lock: a transaction that recorded events takes it in
+ * ShareLock just before it commits, subscribe() takes it in ExclusiveLock just
+ * before its own commit.  Held until the end of the transaction, i.e. past the
+ * moment the commit became visible.  It is a transaction-level advisory lock
+ * with objsubid 3 (SQL-level advisory locks use 1 and 2), so it cannot collide
+ * with an application's pg_advisory_lock() calls.
+ */
+#define DDLN_LOCK_KEY1			0x64646c6e	/* "ddln" */
+#define DDLN_LOCK_KEY2			0x53554253	/* "SUBS" */
+#define DDLN_LOCK_FIELD4		3
+
+/* settings (ddl_notify.c) */
+extern bool ddln_capture_temp;
+extern bool ddln_capture_query;
+extern int	ddln_batch_size;
+extern int	ddln_retry_initial_delay;
+extern int	ddln_retry_max_delay;
+extern int	ddln_handler_timeout;
+extern int	ddln_max_workers;
+extern int	ddln_poll_interval;
+
+/* ddl_notify.c */
+extern void DdlnLockSubscriptionPoint(LOCKMODE mode);
+extern const char *DdlnCurrentStatementText(void);
+extern Oid	DdlnExtensionOwner(void);
+
+/* capture.c */
+extern bool ddln_xact_recorded;			/* this transaction wrote events */
+extern const char *ddln_current_origin;	/* subscriber whose handler runs */
+
+/* subscriber.c */
+extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
+extern void DdlnFixSubscriptionPoint(void);
+extern char *DdlnSnapshotText(Snapshot snap);
+
+/* deliver.c */
+typedef struct DdlnRoundResult
+{
+	int64		delivered;		/* handler calls that committed */
+	int64		handled;		/* events marked handled (incl. filtered) */
+	int			failures;		/* failed attempts recorded */
+	bool		more;			/* work was left for another round */
+	TimestampTz next_retry;		/* earliest backoff expiry, 0 if none */
+} DdlnRoundResult;
+
+extern void DdlnDeliverRound(DdlnRoundResult *result);
+extern void DdlnStartTransaction(void);
+extern void DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n);
+extern void DdlnPurge(void);
+
+/* worker.c */
+extern void DdlnWorkerShmemRequest(void);
+extern void DdlnRegisterLauncher(void);
+extern void DdlnWakeDatabaseWorker(Oid dboid);
+extern void DdlnNotifyLauncher(void);
+extern bool DdlnStopDatabaseWorker(Oid dboid);
+extern bool DdlnAutomaticDelivery(void);
+extern void DdlnBeforeUtility(Node *parsetree);
+
+#endif							/* DDL_NOTIFY_H */

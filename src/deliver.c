@@ -1,0 +1,930 @@
+/*-------------------------------------------------------------------------
+ *
+ * deliver.c
+ *	  The delivery engine: the one code path that hands events to
+ *	  subscribers, used by CALL ddl_notify.deliver() and by the background
+ *	  worker alike.
+ *
+ * The delivery protocol (CONTRACT.md G3-G8, G12):
+ *
+ * 1. A batch is one top-level transaction, READ COMMITTED.  It first locks
+ *	  the subscriber's row FOR UPDATE SKIP LOCKED: whoever holds that lock is
+ *	  the only deliverer of that subscriber (G8); a deliverer that cannot get
+ *	  it leaves the subscriber to the one that has it.
+ * 2. It reads the subscriber's pending events: processed bit clear and
+ *	  transaction not visible in the subscription snapshot (G6).  There is no
+ *	  cursor and no high-water mark: whatever is visible and pending is read,
+ *	  so an event whose lower id committed late is read when it appears (G4).
+ *	  Order: transactions by their last event id, then statement order (G5).
+ * 3. Inside a subtransaction it calls the handler for each wanted event, as
+ *	  the subscriber's owner, in a security-restricted context with a fixed
+ *	  search_path (G10), with ddln_current_origin naming the subscriber so
+ *	  that DDL the handler runs is tagged (G12).  Filtered-out and echoed
+ *	  events are handled without a call.
+ * 4. In the same subtransaction it sets the processed bits with a checked
+ *	  transition (the bit must have been clear; rows locked in id order) and
+ *	  deletes the rows every subscriber has now handled.
+ * 5. COMMIT.  Only now does anything outside the database change: counters
+ *	  in the round result, the worker's belief that work was done.  Nothing
+ *	  in memory describes an event as handled before COMMIT returned (G3).
+ *
+ * Failures: a handler error at event k rolls the subtransaction back.  If
+ * k > 0 the first k events are redelivered in a batch of their own; the
+ * failing event is then first of its batch and its failure is recorded
+ * (attempts, last error, next retry with capped exponential backoff) in the
+ * same transaction that holds the subscriber's lock.  A failure at COMMIT (a
+ * deferred constraint, a serialization failure) cannot be pinned on one
+ * event, so the engine retries one event per transaction until it finds it.
+ * A subscriber with max_attempts sends an event to ddl_notify.dead_letter
+ * after that many failures and goes on.  A subscriber in backoff is skipped
+ * and never delays the others (G7).
+ *
+ * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both
+ * call DdlnDeliverRound() inside a started transaction; it commits and
+ * starts transactions through SPI_commit/SPI_rollback, and leaves a fresh,
+ * empty transaction for the caller to finish.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgstat.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "ddl_notify.h"
+
+PG_FUNCTION_INFO_V1(deliver);
+
+/* How many batches one subscriber gets before the round moves on. */
+#define DDLN_BATCHES_PER_TURN	4
+
+/* The search_path handlers run with, whoever started delivery. */
+#define DDLN_HANDLER_SEARCH_PATH	"\"$user\", public, pg_temp"
+
+#if PG_VERSION_NUM >= 160000
+#define DdlnProcAclCheck(proc, role) object_aclcheck(ProcedureRelationId, proc, role, ACL_EXECUTE)
+#else
+#define DdlnProcAclCheck(proc, role) pg_proc_aclcheck(proc, role, ACL_EXECUTE)
+#endif
+
+/* A saved plan for one of the engine's statements. */
+typedef struct DdlnQuery
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[6];
+	SPIPlanPtr	plan;
+} DdlnQuery;
+
+static DdlnQuery q_list_subscribers = {
+	"SELECT id FROM ddl_notify.subscriber ORDER BY id", 0, {0}
+};
+
+static DdlnQuery q_lock_subscriber = {
+	"SELECT s.name, s.slot, s.handler::pg_catalog.oid, s.owner, "
+	"       pg_catalog.coalesce(s.max_attempts, 0), "
+	"       (s.next_retry_at IS NULL OR s.next_retry_at <= pg_catalog.clock_timestamp()), "
+	"       s.next_retry_at, "
+	"       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid = s.handler::pg_catalog.oid) "
+	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
+	"FOR UPDATE OF s SKIP LOCKED",
+	1, {INT4OID}
+};
+
+static DdlnQuery q_fetch = {
+	"SELECT e, e.id, "
+	"       (s.command_tags IS NULL OR e.command_tag OPERATOR(pg_catalog.=) ANY (s.command_tags)) "
+	"   AND (s.object_types IS NULL OR e.object_type OPERATOR(pg_catalog.=) ANY (s.object_types)) "
+	"   AND (s.schemas IS NULL OR e.schema_name OPERATOR(pg_catalog.=) ANY (s.schemas)) "
+	"   AND (s.echo OR e.origin IS DISTINCT FROM s.name) "
+	"FROM ddl_notify.event e, ddl_notify.subscriber s "
+	"WHERE s.id = $1 "
+	"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid) "
+	"ORDER BY pg_catalog.max(e.id) OVER (PARTITION BY e.xid), e.id "
+	"LIMIT $2",
+	2, {INT4OID, INT4OID}
+};
+
+static DdlnQuery q_mark = {
+	"WITH locked AS ("
+	"   SELECT id FROM ddl_notify.event WHERE id OPERATOR(pg_catalog.=) ANY ($1) "
+	"   ORDER BY id FOR UPDATE), "
+	" marked AS ("
+	"   UPDATE ddl_notify.event e "
+	"   SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $2) "
+	"   FROM locked l WHERE e.id OPERATOR(pg_catalog.=) l.id "
+	"   AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $2)) OPERATOR(pg_catalog.=) 0 "
+	"   RETURNING e.id) "
+	"SELECT pg_catalog.count(*) FROM marked",
+	2, {INT8ARRAYOID, INT4OID}
+};
+
+static DdlnQuery q_delete_done = {
+	"DELETE FROM ddl_notify.event e "
+	"WHERE e.id OPERATOR(pg_catalog.=) ANY ($1) "
+	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
+	"    WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))",
+	1, {INT8ARRAYOID}
+};
+
+static DdlnQuery q_purge = {
+	"DELETE FROM ddl_notify.event e WHERE e.id IN ("
+	"  SELECT e2.id FROM ddl_notify.event e2 "
+	"  WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
+	"    WHERE ddl_notify.is_pending(e2.processed, e2.xid, s.slot, s.start_snapshot, s.start_xid)) "
+	"  FOR UPDATE SKIP LOCKED)",
+	0, {0}
+};
+
+static DdlnQuery q_success = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  delivered = delivered OPERATOR(pg_catalog.+) $2, "
+	"  filtered = filtered OPERATOR(pg_catalog.+) $3, "
+	"  last_event_id = $4, last_delivered_at = pg_catalog.clock_timestamp(), "
+	"  attempts = 0, failing_event = NULL, next_retry_at = NULL "
+	"WHERE id = $1",
+	4, {INT4OID, INT8OID, INT8OID, INT8OID}
+};
+
+static DdlnQuery q_failure = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  attempts = CASE WHEN failing_event IS NOT DISTINCT FROM $2 "
+	"                  THEN attempts OPERATOR(pg_catalog.+) 1 ELSE 1 END, "
+	"  failing_event = $2, last_error = $3, last_error_sqlstate = $4, "
+	"  last_error_at = pg_catalog.clock_timestamp() "
+	"WHERE id = $1 RETURNING attempts",
+	4, {INT4OID, INT8OID, TEXTOID, TEXTOID}
+};
+
+static DdlnQuery q_backoff = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  next_retry_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
+	"                  pg_catalog.make_interval(secs => $2::float8 OPERATOR(pg_catalog./) 1000) "
+	"WHERE id = $1 RETURNING next_retry_at",
+	2, {INT4OID, INT8OID}
+};
+
+static DdlnQuery q_dead_letter = {
+	"INSERT INTO ddl_notify.dead_letter (subscriber, event_id, event, attempts, error, sqlstate) "
+	"SELECT $1, e.id, pg_catalog.to_jsonb(e), $3, $4, $5 FROM ddl_notify.event e "
+	"WHERE e.id = $2",
+	5, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID}
+};
+
+static DdlnQuery q_after_dead_letter = {
+	"UPDATE ddl_notify.subscriber SET attempts = 0, failing_event = NULL, "
+	"  next_retry_at = NULL, dead_letters = dead_letters OPERATOR(pg_catalog.+) 1 "
+	"WHERE id = $1",
+	1, {INT4OID}
+};
+
+/* One subscriber as the engine sees it while it holds the row lock. */
+typedef struct DdlnSubscriber
+{
+	int32		id;
+	char	   *name;
+	int32		slot;
+	Oid			handler;
+	Oid			owner;
+	int32		max_attempts;	/* 0: retry for ever */
+	bool		due;
+	TimestampTz next_retry;
+	bool		handler_exists;
+} DdlnSubscriber;
+
+/* Batch outcome. */
+typedef enum DdlnBatchStatus
+{
+	DDLN_BATCH_EMPTY,			/* nothing pending */
+	DDLN_BATCH_DONE,			/* handled n events, ready to commit */
+	DDLN_BATCH_HANDLER_FAILED,	/* handler failed at event failed_index */
+	DDLN_BATCH_SKIPPED			/* subscriber busy elsewhere, gone or in
+								 * backoff */
+} DdlnBatchStatus;
+
+typedef struct DdlnBatch
+{
+	DdlnBatchStatus status;
+	int			nevents;		/* events read */
+	int			ncalls;			/* handler calls made */
+	int			failed_index;
+	int64		first_event_id;
+	int64		failed_event_id;
+	bool		mark_failed;	/* handlers ran, the bits could not be set */
+	ErrorData  *error;
+} DdlnBatch;
+
+static volatile sig_atomic_t handler_timed_out = false;
+static bool handler_timeout_registered = false;
+static TimeoutId handler_timeout_id;
+
+/*
+ * Run one of the engine's statements as the extension's owner, with a plan
+ * prepared once per backend.
+ */
+static int
+DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long count)
+{
+	Oid			save_userid;
+	int			save_sec;
+	int			rc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (q->plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(q->sql, q->nargs, q->argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", q->sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		q->plan = plan;
+	}
+	rc = SPI_execute_plan(q->plan, values, nulls, read_only, count);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s", q->sql,
+			 SPI_result_code_string(rc));
+	return rc;
+}
+
+static Datum
+DdlnInt8Array(int64 *ids, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum(ids[i]);
+	return PointerGetDatum(construct_array(d, n, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
+}
+
+/*
+ * Set the subscriber's processed bit on the given events, a checked
+ * transition: every bit must have been clear, else another deliverer handled
+ * one of them and this transaction must not commit.  Then delete the rows
+ * that no subscriber needs any more.  Used by batches, skip() and dead
+ * letters alike.
+ */
+void
+DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
+{
+	Datum		values[2];
+	int64		marked;
+	bool		isnull;
+
+	if (n == 0)
+		return;
+	values[0] = DdlnInt8Array(ids, n);
+	values[1] = Int32GetDatum(slot);
+	DdlnRun(&q_mark, values, NULL, false, 0);
+	marked = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (marked != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("processed bit of subscriber \"%s\" was already set on %lld of %d events",
+						subname, (long long) (n - marked), n),
+				 errdetail("Another deliverer handled them; this transaction is rolled back so that nothing is handled twice.")));
+	DdlnRun(&q_delete_done, values, NULL, false, 0);
+}
+
+/* Delete the events no subscriber needs (none left, or all subscribed later). */
+void
+DdlnPurge(void)
+{
+	DdlnRun(&q_purge, NULL, NULL, false, 0);
+}
+
+static void
+DdlnHandlerTimeoutHandler(void)
+{
+	handler_timed_out = true;
+	QueryCancelPending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
+}
+
+/*
+ * Call one subscriber's handler for one event, as the subscriber's owner.
+ */
+static void
+DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
+{
+	LOCAL_FCINFO(fcinfo, 1);
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(sub->owner,
+						   save_sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	ddln_current_origin = sub->name;
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	if (ddln_handler_timeout > 0)
+	{
+		if (!handler_timeout_registered)
+		{
+			handler_timeout_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerTimeoutHandler);
+			handler_timeout_registered = true;
+		}
+		handler_timed_out = false;
+		enable_timeout_after(handler_timeout_id, ddln_handler_timeout);
+	}
+
+	InitFunctionCallInfoData(*fcinfo, flinfo, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = row;
+	fcinfo->args[0].isnull = false;
+	(void) FunctionCallInvoke(fcinfo);
+
+	if (ddln_handler_timeout > 0)
+		disable_timeout(handler_timeout_id, false);
+
+	PopActiveSnapshot();
+	ddln_current_origin = NULL;
+	AtEOXact_GUC(true, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec);
+
+	/* the next handler sees what this one did */
+	CommandCounterIncrement();
+}
+
+/* Lock and read the subscriber; false if another deliverer holds it. */
+static bool
+DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
+{
+	Datum		values[1];
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		d;
+
+	values[0] = Int32GetDatum(id);
+	DdlnRun(&q_lock_subscriber, values, NULL, false, 0);
+	if (SPI_processed == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return false;
+	}
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	sub->id = id;
+	sub->name = SPI_getvalue(tup, desc, 1);
+	sub->slot = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	sub->handler = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+	sub->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
+	sub->max_attempts = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+	sub->due = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+	d = SPI_getbinval(tup, desc, 7, &isnull);
+	sub->next_retry = isnull ? 0 : DatumGetTimestampTz(d);
+	sub->handler_exists = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return true;
+}
+
+/*
+ * Is this error one that belongs to the whole delivery (the user cancelled
+ * CALL deliver(), the server shuts down) rather than to the handler?
+ */
+static bool
+DdlnErrorIsDeliverers(ErrorData *edata)
+{
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !handler_timed_out)
+		return true;
+	if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
+		edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+		return true;
+	return false;
+}
+
+/*
+ * Read up to "limit" pending events of the subscriber and hand them over in a
+ * subtransaction.  The caller holds the subscriber's lock and commits.
+ */
+static void
+DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext keep)
+{
+	Datum		values[2];
+	SPITupleTable *tuptable;
+	int			n;
+	int64	   *ids;
+	volatile int64 nfiltered = 0;
+	volatile int current = -1;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	memset(batch, 0, sizeof(*batch));
+	values[0] = Int32GetDatum(sub->id);
+	values[1] = Int32GetDatum(limit);
+	DdlnRun(&q_fetch, values, NULL, false, 0);
+	tuptable = SPI_tuptable;
+	n = (int) SPI_processed;
+	if (n == 0)
+	{
+		SPI_freetuptable(tuptable);
+		batch->status = DDLN_BATCH_EMPTY;
+		return;
+	}
+	batch->nevents = n;
+	ids = palloc(sizeof(int64) * n);
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		ids[i] = DatumGetInt64(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 2, &isnull));
+	}
+	batch->first_event_id = ids[0];
+
+	pgstat_report_activity(STATE_RUNNING,
+						   psprintf("ddl_notify: delivering %d event(s) to subscriber \"%s\"",
+									n, sub->name));
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		FmgrInfo	flinfo;
+
+		if (!sub->handler_exists)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("handler function %u of subscriber \"%s\" does not exist",
+							sub->handler, sub->name),
+					 errhint("Subscribe again with an existing function, or unsubscribe.")));
+		if (DdlnProcAclCheck(sub->handler, sub->owner) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("role \"%s\" may no longer execute handler %s of subscriber \"%s\"",
+							GetUserNameFromId(sub->owner, true) ? GetUserNameFromId(sub->owner, true) : "?",
+							format_procedure(sub->handler), sub->name)));
+		fmgr_info(sub->handler, &flinfo);
+
+		for (int i = 0; i < n; i++)
+		{
+			bool		isnull;
+			bool		wanted;
+			Datum		row;
+
+			current = i;
+			CHECK_FOR_INTERRUPTS();
+			wanted = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 3, &isnull));
+			if (!wanted)
+			{
+				nfiltered++;
+				continue;
+			}
+			row = SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 1, &isnull);
+			DdlnCallHandler(sub, &flinfo, row);
+			batch->ncalls++;
+		}
+		current = n;			/* past the handlers: the bits */
+
+		DdlnMarkHandled(sub->name, sub->slot, ids, n);
+		{
+			Datum		sv[4];
+
+			sv[0] = Int32GetDatum(sub->id);
+			sv[1] = Int64GetDatum(batch->ncalls);
+			sv[2] = Int64GetDatum(nfiltered);
+			sv[3] = Int64GetDatum(ids[n - 1]);
+			DdlnRun(&q_success, sv, NULL, false, 0);
+		}
+
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		batch->status = DDLN_BATCH_DONE;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		if (ddln_handler_timeout > 0 && handler_timeout_registered)
+			disable_timeout(handler_timeout_id, false);
+		ddln_current_origin = NULL;
+
+		MemoryContextSwitchTo(keep);
+		edata = CopyErrorData();
+		FlushErrorState();
+
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+
+		if (DdlnErrorIsDeliverers(edata))
+			ReThrowError(edata);
+
+		if (handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		{
+			MemoryContext c = MemoryContextSwitchTo(keep);
+
+			edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
+									  sub->name, ddln_handler_timeout);
+			MemoryContextSwitchTo(c);
+		}
+		handler_timed_out = false;
+
+		batch->status = DDLN_BATCH_HANDLER_FAILED;
+		batch->mark_failed = (current >= n);
+		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
+		batch->failed_event_id = ids[batch->failed_index];
+		batch->error = edata;
+	}
+	PG_END_TRY();
+
+	SPI_freetuptable(tuptable);
+}
+
+/*
+ * Record a failed attempt of the subscriber on one event, in the current
+ * transaction (which holds the subscriber's lock): error, attempts, next
+ * retry; or, past max_attempts, a dead letter.  Returns true if the event was
+ * sent to the dead-letter table (the subscriber can go on).
+ */
+static bool
+DdlnRecordFailure(DdlnSubscriber *sub, int64 event_id, ErrorData *edata,
+				  DdlnRoundResult *result)
+{
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	bool		isnull;
+	int32		attempts;
+	const char *message = edata->message ? edata->message : "unknown error";
+	const char *sqlstate = unpack_sql_state(edata->sqlerrcode);
+	StringInfoData text;
+
+	initStringInfo(&text);
+	appendStringInfoString(&text, message);
+	if (edata->detail)
+		appendStringInfo(&text, " (detail: %s)", edata->detail);
+	if (edata->context)
+		appendStringInfo(&text, " (context: %s)", edata->context);
+
+	values[0] = Int32GetDatum(sub->id);
+	values[1] = Int64GetDatum(event_id);
+	values[2] = CStringGetTextDatum(text.data);
+	values[3] = CStringGetTextDatum(sqlstate);
+	DdlnRun(&q_failure, values, nulls, false, 0);
+	if (SPI_processed == 0)
+		return false;			/* unsubscribed meanwhile */
+	attempts = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	result->failures++;
+
+	ereport(LOG,
+			(errmsg("ddl_notify: subscriber \"%s\" failed on event %lld (attempt %d): %s",
+					sub->name, (long long) event_id, attempts, message)));
+
+	if (sub->max_attempts > 0 && attempts >= sub->max_attempts)
+	{
+		values[0] = CStringGetTextDatum(sub->name);
+		values[1] = Int64GetDatum(event_id);
+		values[2] = Int32GetDatum(attempts);
+		values[3] = CStringGetTextDatum(text.data);
+		values[4] = CStringGetTextDatum(sqlstate);
+		DdlnRun(&q_dead_letter, values, nulls, false, 0);
+		DdlnMarkHandled(sub->name, sub->slot, &event_id, 1);
+		values[0] = Int32GetDatum(sub->id);
+		DdlnRun(&q_after_dead_letter, values, nulls, false, 0);
+		ereport(LOG,
+				(errmsg("ddl_notify: event %lld sent to ddl_notify.dead_letter for subscriber \"%s\" after %d attempts",
+						(long long) event_id, sub->name, attempts)));
+		return true;
+	}
+	else
+	{
+		int64		delay = ddln_retry_initial_delay;
+		TimestampTz next;
+		Datum		d;
+
+		for (int i = 1; i < attempts && delay < ddln_retry_max_delay; i++)
+			delay *= 2;
+		delay = Min(delay, (int64) ddln_retry_max_delay);
+		values[0] = Int32GetDatum(sub->id);
+		values[1] = Int64GetDatum(delay);
+		DdlnRun(&q_backoff, values, nulls, false, 0);
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		next = DatumGetTimestampTz(d);
+		SPI_freetuptable(SPI_tuptable);
+		if (result->next_retry == 0 || next < result->next_retry)
+			result->next_retry = next;
+		return false;
+	}
+}
+
+/* Commit; on failure return the error (the new transaction is clean). */
+static ErrorData *
+DdlnTryCommit(MemoryContext keep)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ErrorData  *volatile edata = NULL;
+
+	PG_TRY();
+	{
+		SPI_commit();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(keep);
+		edata = CopyErrorData();
+		FlushErrorState();
+		MemoryContextSwitchTo(oldcxt);
+		if (DdlnErrorIsDeliverers(edata))
+			ReThrowError(edata);
+	}
+	PG_END_TRY();
+	DdlnStartTransaction();
+	return edata;
+}
+
+static bool DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
+									  MemoryContext keep, MemoryContext batchcxt,
+									  int limit, int batches);
+
+/*
+ * Deliver to one subscriber: at most DDLN_BATCHES_PER_TURN successful
+ * batches, then give the others a turn.  Returns true if the subscriber may
+ * have more to do.
+ */
+static bool
+DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep)
+{
+	int			limit = ddln_batch_size;
+	int			batches = 0;
+	MemoryContext batchcxt;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	bool		more;
+
+	batchcxt = AllocSetContextCreate(keep, "ddl_notify batch", ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(batchcxt);
+	more = DdlnDeliverSubscriberLoop(id, result, keep, batchcxt, limit, batches);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(batchcxt);
+	return more;
+}
+
+static bool
+DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
+						  MemoryContext batchcxt, int limit, int batches)
+{
+	for (;;)
+	{
+		DdlnSubscriber sub;
+		DdlnBatch	batch;
+		ErrorData  *commit_error;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(batchcxt);
+		MemoryContextSwitchTo(batchcxt);
+
+		if (!DdlnLockSubscriber(id, &sub))
+		{
+			SPI_commit();
+			DdlnStartTransaction();
+			return false;
+		}
+		if (!sub.due)
+		{
+			if (result->next_retry == 0 || sub.next_retry < result->next_retry)
+				result->next_retry = sub.next_retry;
+			SPI_commit();
+			DdlnStartTransaction();
+			return false;
+		}
+
+		DdlnRunBatch(&sub, limit, &batch, keep);
+
+		switch (batch.status)
+		{
+			case DDLN_BATCH_EMPTY:
+			case DDLN_BATCH_SKIPPED:
+				SPI_commit();
+				DdlnStartTransaction();
+				return false;
+
+			case DDLN_BATCH_HANDLER_FAILED:
+				if (batch.mark_failed)
+				{
+					/* someone else delivered meanwhile: leave it to them */
+					ereport(WARNING,
+							(errmsg("ddl_notify: %s", batch.error->message)));
+					SPI_rollback();
+					DdlnStartTransaction();
+					return false;
+				}
+				if (batch.failed_index > 0)
+				{
+					/* hand over the events before the failing one first */
+					SPI_rollback();
+					DdlnStartTransaction();
+					limit = batch.failed_index;
+					continue;
+				}
+				if (DdlnRecordFailure(&sub, batch.failed_event_id, batch.error, result))
+				{
+					/* dead-lettered: go on with the next event */
+					(void) DdlnTryCommit(keep);
+					limit = ddln_batch_size;
+					continue;
+				}
+				(void) DdlnTryCommit(keep);
+				return false;
+
+			case DDLN_BATCH_DONE:
+				commit_error = DdlnTryCommit(keep);
+				if (commit_error == NULL)
+				{
+					result->delivered += batch.ncalls;
+					result->handled += batch.nevents;
+					if (batch.nevents < limit && limit == ddln_batch_size)
+						return false;	/* drained */
+					if (limit < ddln_batch_size)
+					{
+						/*
+						 * Isolating a failure: keep going one at a time
+						 * until the culprit shows itself, then back to full
+						 * batches.
+						 */
+						continue;
+					}
+					if (++batches >= DDLN_BATCHES_PER_TURN)
+						return true;
+					continue;
+				}
+
+				/*
+				 * COMMIT failed: the handlers' work and the bits are gone.
+				 * With one event the culprit is known; with more, isolate.
+				 */
+				if (batch.nevents > 1)
+				{
+					limit = 1;
+					continue;
+				}
+				if (DdlnLockSubscriber(id, &sub))
+				{
+					bool		dead = DdlnRecordFailure(&sub, batch.first_event_id,
+														 commit_error, result);
+
+					(void) DdlnTryCommit(keep);
+					if (dead)
+					{
+						limit = ddln_batch_size;
+						continue;
+					}
+				}
+				else
+				{
+					SPI_commit();
+					DdlnStartTransaction();
+				}
+				return false;
+		}
+	}
+}
+
+/*
+ * Every transaction of the engine runs READ COMMITTED, whatever the
+ * session's default: each statement must see what committed before it.
+ */
+void
+DdlnStartTransaction(void)
+{
+	if (!FirstSnapshotSet)
+		XactIsoLevel = XACT_READ_COMMITTED;
+	XactReadOnly = false;
+}
+
+/*
+ * One delivery round: every subscriber that is due, until nothing is left
+ * or every remaining subscriber is in backoff.  Called inside a started
+ * transaction; returns inside a fresh one.
+ */
+void
+DdlnDeliverRound(DdlnRoundResult *result)
+{
+	MemoryContext keep;
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	memset(result, 0, sizeof(*result));
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot deliver DDL events during recovery"),
+				 errhint("Delivery resumes on the primary, or on this server once it is promoted.")));
+
+	keep = AllocSetContextCreate(TopMemoryContext, "ddl_notify delivery round",
+								 ALLOCSET_DEFAULT_SIZES);
+	PG_TRY();
+	{
+		bool		more = true;
+
+		if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect_ext failed");
+
+		/* start from a clean READ COMMITTED transaction */
+		SPI_commit();
+		DdlnStartTransaction();
+
+		while (more)
+		{
+			int32	   *ids;
+			int			nsubs;
+			int64		handled_before = result->handled;
+
+			more = false;
+			DdlnRun(&q_list_subscribers, NULL, NULL, true, 0);
+			nsubs = (int) SPI_processed;
+			ids = MemoryContextAlloc(keep, sizeof(int32) * Max(nsubs, 1));
+			for (int i = 0; i < nsubs; i++)
+			{
+				bool		isnull;
+
+				ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+													 SPI_tuptable->tupdesc, 1, &isnull));
+			}
+			SPI_freetuptable(SPI_tuptable);
+			SPI_commit();
+			DdlnStartTransaction();
+
+			for (int i = 0; i < nsubs; i++)
+			{
+				if (DdlnDeliverSubscriber(ids[i], result, keep))
+					more = true;
+			}
+
+			/* nothing handled this pass: sweep rows nobody needs */
+			if (result->handled == handled_before)
+			{
+				DdlnPurge();
+				SPI_commit();
+				DdlnStartTransaction();
+			}
+			pfree(ids);
+		}
+
+		pgstat_report_activity(STATE_IDLE, NULL);
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(keep);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * CALL ddl_notify.deliver(): one round in this session, one transaction per
+ * batch, exactly as the worker does it.
+ */
+Datum
+deliver(PG_FUNCTION_ARGS)
+{
+	DdlnRoundResult result;
+
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
+		((CallContext *) fcinfo->context)->atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("ddl_notify.deliver() cannot run inside a transaction block"),
+				 errdetail("Delivery commits one transaction per batch."),
+				 errhint("Run CALL ddl_notify.deliver() as a statement of its own.")));
+
+	DdlnDeliverRound(&result);
+
+	if (result.failures > 0)
+		ereport(NOTICE,
+				(errmsg("ddl_notify: %lld event(s) delivered, %d failed attempt(s) recorded",
+						(long long) result.delivered, result.failures),
+				 errhint("See ddl_notify.subscriber_status for the errors.")));
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,615 @@
+/*-------------------------------------------------------------------------
+ *
+ * subscriber.c
+ *	  The SQL API: subscribe(), unsubscribe(), skip(), wait_for_delivery(),
+ *	  and the subscription-point protocol.
+ *
+ * The subscription point (G6).  A subscriber must receive exactly the events
+ * of the transactions that commit after its subscribe() commits, including
+ * transactions already running when it subscribed.  PostgreSQL does not
+ * record commit order, so the protocol makes it observable:
+ *
+ * - Every transaction that recorded events takes the subscription-point lock
+ *	 in ShareLock at PRE_COMMIT (ddl_notify.c).  The lock is released only
+ *	 after the commit has become visible.
+ * - subscribe() inserts the subscriber with a provisional snapshot and flags
+ *	 the transaction.  At PRE_COMMIT the subscribing transaction takes the
+ *	 lock in ExclusiveLock, then a fresh snapshot, and stores it in the
+ *	 subscriber's row (DdlnFixSubscriptionPoint).  While it holds the lock no
+ *	 DDL transaction can be between PRE_COMMIT and visible: every one of them
+ *	 is either visible in that snapshot (it committed before the subscriber)
+ *	 or will commit after the subscriber commits.
+ * - The engine treats an event as pending for a subscriber iff its xid is
+ *	 not visible in that snapshot and is not the subscribing transaction's
+ *	 own (ddl_notify.is_pending).  The provisional snapshot, taken earlier,
+ *	 can only make more events pending, never fewer.
+ *
+ * The lock is taken at PRE_COMMIT, not at subscribe(), so that a subscribing
+ * transaction never blocks DDL for longer than its own commit.  A prepared
+ * (two-phase) DDL transaction does not take it: if it is COMMIT PREPARED in
+ * the instant between a subscriber's snapshot and that subscriber's commit,
+ * the subscriber receives its events although it committed a moment later.
+ * subscribe() itself cannot be prepared.
+ *
+ * API rules: NULLs and bad values are refused with their SQLSTATE before
+ * anything is written; subscribe and unsubscribe serialise on an API lock
+ * so that names and slots are checked against committed state; the tables
+ * are written as the extension owner, after the caller's rights were checked
+ * (G10): EXECUTE on subscribe() (never granted to PUBLIC), EXECUTE on the
+ * handler and USAGE on its schema; only the owner of a subscription or a
+ * superuser may unsubscribe it or skip its events.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "tcop/cmdtag.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/xid8.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "ddl_notify.h"
+
+PG_FUNCTION_INFO_V1(subscribe);
+PG_FUNCTION_INFO_V1(unsubscribe);
+PG_FUNCTION_INFO_V1(skip);
+PG_FUNCTION_INFO_V1(wait_for_delivery);
+
+bool		ddln_xact_subscribed = false;
+
+/* Second advisory key for the API lock (subscribe/unsubscribe). */
+#define DDLN_API_LOCK_KEY2		0x41504921	/* "API!" */
+
+#define DDLN_MAX_NAME_LEN		(NAMEDATALEN - 1)
+
+#if PG_VERSION_NUM >= 160000
+#define DdlnProcAcl(proc, role) object_aclcheck(ProcedureRelationId, proc, role, ACL_EXECUTE)
+#define DdlnSchemaAcl(nsp, role) object_aclcheck(NamespaceRelationId, nsp, role, ACL_USAGE)
+#else
+#define DdlnProcAcl(proc, role) pg_proc_aclcheck(proc, role, ACL_EXECUTE)
+#define DdlnSchemaAcl(nsp, role) pg_namespace_aclcheck(nsp, role, ACL_USAGE)
+#endif
+
+static FullTransactionId
+DdlnWidenXid(FullTransactionId next, TransactionId xid)
+{
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (!TransactionIdIsNormal(xid))
+		return FullTransactionIdFromEpochAndXid(0, xid);
+	/* an xid above next's low half belongs to the previous epoch */
+	if (xid > XidFromFullTransactionId(next) && epoch > 0)
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
+}
+
+static int
+DdlnCompareUint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A snapshot in pg_snapshot's text form (xmin:xmax:xip,...), with 64-bit
+ * xids, so that SQL can test pg_visible_in_snapshot() against it.
+ */
+char *
+DdlnSnapshotText(Snapshot snap)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	StringInfoData buf;
+	uint64	   *xip = palloc(sizeof(uint64) * Max(snap->xcnt, 1));
+	uint64		xmin = U64FromFullTransactionId(DdlnWidenXid(next, snap->xmin));
+	uint64		xmax = U64FromFullTransactionId(DdlnWidenXid(next, snap->xmax));
+	int			n = 0;
+
+	for (uint32 i = 0; i < snap->xcnt; i++)
+	{
+		uint64		x = U64FromFullTransactionId(DdlnWidenXid(next, snap->xip[i]));
+
+		if (x >= xmin && x < xmax)
+			xip[n++] = x;
+	}
+	qsort(xip, n, sizeof(uint64), DdlnCompareUint64);
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, UINT64_FORMAT ":" UINT64_FORMAT ":", xmin, xmax);
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0 && xip[i] == xip[i - 1])
+			continue;
+		appendStringInfo(&buf, "%s" UINT64_FORMAT, i > 0 ? "," : "", xip[i]);
+	}
+	pfree(xip);
+	return buf.data;
+}
+
+/*
+ * PRE_COMMIT of a transaction that called subscribe(): fix the subscription
+ * point of its subscribers under the subscription-point lock.
+ */
+void
+DdlnFixSubscriptionPoint(void)
+{
+	Oid			argtypes[2] = {TEXTOID, XID8OID};
+	Datum		values[2];
+	Oid			save_userid;
+	int			save_sec;
+	int			rc;
+
+	if (!OidIsValid(get_namespace_oid(DDLN_SCHEMA_NAME, true)))
+		return;					/* the extension went away in this transaction */
+
+	DdlnLockSubscriptionPoint(ExclusiveLock);
+
+	values[0] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
+	values[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute_with_args("UPDATE ddl_notify.subscriber "
+							   "SET start_snapshot = $1::pg_catalog.pg_snapshot "
+							   "WHERE start_xid OPERATOR(pg_catalog.=) $2",
+							   2, argtypes, values, NULL, false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	if (rc != SPI_OK_UPDATE)
+		elog(ERROR, "could not fix the subscription point: %s", SPI_result_code_string(rc));
+	SPI_finish();
+}
+
+static void
+DdlnLockApi(void)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, DDLN_LOCK_KEY1, DDLN_API_LOCK_KEY2,
+						 DDLN_LOCK_FIELD4);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/* Run one API statement as the extension owner; SPI must be connected. */
+static int
+DdlnApiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			const char *nulls)
+{
+	Oid			save_userid;
+	int			save_sec;
+	int			rc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_with_args failed for \"%s\": %s", sql,
+			 SPI_result_code_string(rc));
+	return rc;
+}
+
+static char *
+DdlnCheckName(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *name;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("subscriber name must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("subscriber name must not be empty")));
+	if (strlen(name) > DDLN_MAX_NAME_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("subscriber name is too long"),
+				 errdetail("A subscriber name has at most %d bytes; this one has %zu.",
+						   DDLN_MAX_NAME_LEN, strlen(name))));
+	return name;
+}
+
+/*
+ * A filter array: NULL means "everything"; otherwise no NULL elements, not
+ * empty.  Command tags are checked against PostgreSQL's list and spelled as
+ * PostgreSQL reports them.
+ */
+static Datum
+DdlnCheckFilter(FunctionCallInfo fcinfo, int argno, const char *what,
+				bool is_tags, bool *isnull)
+{
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	*isnull = PG_ARGISNULL(argno);
+	if (*isnull)
+		return (Datum) 0;
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", what)));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", what),
+				 errhint("Pass NULL to receive events of every kind.")));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULL", what)));
+		if (is_tags)
+		{
+			char	   *tagname = TextDatumGetCString(elems[i]);
+			CommandTag	tag = GetCommandTagEnum(tagname);
+
+			if (tag == CMDTAG_UNKNOWN)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("unknown command tag \"%s\" in %s", tagname, what)));
+			elems[i] = CStringGetTextDatum(GetCommandTagName(tag));
+		}
+	}
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* The row type of ddl_notify.event. */
+static Oid
+DdlnEventTypeOid(void)
+{
+	Oid			nsp = get_namespace_oid(DDLN_SCHEMA_NAME, false);
+	Oid			typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+										CStringGetDatum("event"),
+										ObjectIdGetDatum(nsp));
+
+	if (!OidIsValid(typid))
+		elog(ERROR, "type ddl_notify.event does not exist");
+	return typid;
+}
+
+/* Refuse anything but a function(ddl_notify.event) returns void we may call. */
+static void
+DdlnCheckHandler(Oid handler, Oid caller)
+{
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	Oid			eventtype = DdlnEventTypeOid();
+	char	   *fname = format_procedure(handler);
+
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(handler));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("function with OID %u does not exist", handler)));
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+
+	if (proc->prokind != PROKIND_FUNCTION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("handler %s is not a plain function", fname),
+				 errdetail("It is %s.",
+						   proc->prokind == PROKIND_PROCEDURE ? "a procedure" :
+						   proc->prokind == PROKIND_AGGREGATE ? "an aggregate function" :
+						   proc->prokind == PROKIND_WINDOW ? "a window function" :
+						   "not a plain function"),
+				 errhint("A handler is a function(ddl_notify.event) returning void.")));
+	if (proc->pronargs != 1 || proc->proargtypes.values[0] != eventtype)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("handler %s must take exactly one argument of type ddl_notify.event", fname),
+				 errhint("A handler is a function(ddl_notify.event) returning void.")));
+	if (proc->prorettype != VOIDOID || proc->proretset)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("handler %s must return void", fname),
+				 errhint("A handler is a function(ddl_notify.event) returning void.")));
+
+	if (DdlnSchemaAcl(proc->pronamespace, caller) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for schema %s",
+						get_namespace_name(proc->pronamespace)),
+				 errdetail("Subscribing needs USAGE on the handler's schema.")));
+	ReleaseSysCache(tup);
+
+	if (DdlnProcAcl(handler, caller) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function %s", fname),
+				 errdetail("Subscribing needs EXECUTE on the handler.")));
+}
+
+/*
+ * subscribe(name, handler, command_tags, object_types, schemas, max_attempts,
+ *			 echo) returns the subscriber's id.
+ */
+Datum
+subscribe(PG_FUNCTION_ARGS)
+{
+	Oid			caller = GetUserId();
+	char	   *name = DdlnCheckName(fcinfo, 0);
+	Oid			handler;
+	Datum		values[11];
+	char		nulls[11];
+	bool		isnull;
+	Oid			argtypes[11] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
+		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID};
+	int32		id;
+	int32		slot;
+	bool		slot_null;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("handler must not be null")));
+	handler = PG_GETARG_OID(1);
+	memset(nulls, ' ', sizeof(nulls));
+
+	values[0] = CStringGetTextDatum(name);
+	values[2] = ObjectIdGetDatum(handler);
+	values[3] = ObjectIdGetDatum(caller);
+	values[4] = DdlnCheckFilter(fcinfo, 2, "command_tags", true, &isnull);
+	nulls[4] = isnull ? 'n' : ' ';
+	values[5] = DdlnCheckFilter(fcinfo, 3, "object_types", false, &isnull);
+	nulls[5] = isnull ? 'n' : ' ';
+	values[6] = DdlnCheckFilter(fcinfo, 4, "schemas", false, &isnull);
+	nulls[6] = isnull ? 'n' : ' ';
+	if (PG_ARGISNULL(5))
+		nulls[7] = 'n';
+	else
+	{
+		int32		max_attempts = PG_GETARG_INT32(5);
+
+		if (max_attempts < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_attempts must be at least 1, or NULL to retry for ever")));
+		values[7] = Int32GetDatum(max_attempts);
+	}
+	if (PG_ARGISNULL(6))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("echo must not be null")));
+	values[8] = BoolGetDatum(PG_GETARG_BOOL(6));
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot subscribe during recovery")));
+
+	DdlnCheckHandler(handler, caller);
+
+	DdlnLockApi();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	DdlnApiExec("SELECT 1 FROM ddl_notify.subscriber WHERE name OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL);
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("subscriber \"%s\" already exists", name)));
+
+	DdlnApiExec("SELECT pg_catalog.min(g) FROM pg_catalog.generate_series(0, 63) g "
+				"WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
+				"                  WHERE s.slot OPERATOR(pg_catalog.=) g)",
+				0, NULL, NULL, NULL);
+	slot = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &slot_null));
+	if (slot_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many subscribers"),
+				 errdetail("ddl_notify supports at most %d subscribers per database.",
+						   DDLN_MAX_SUBSCRIBERS),
+				 errhint("Unsubscribe one first, or let one handler serve several purposes.")));
+	values[1] = Int32GetDatum(slot);
+
+	/* provisional subscription point; fixed at PRE_COMMIT */
+	values[9] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
+	values[10] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+
+	DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler, owner, command_tags, "
+				"object_types, schemas, max_attempts, echo, start_snapshot, start_xid) "
+				"VALUES ($1, $2, $3::pg_catalog.regprocedure, $4, $5, $6, $7, $8, $9, "
+				"$10::pg_catalog.pg_snapshot, $11) RETURNING id",
+				11, argtypes, values, nulls);
+	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+
+	ddln_xact_subscribed = true;
+	PG_RETURN_INT32(id);
+}
+
+/*
+ * Look up a subscriber by name, lock its row and check the caller may act
+ * on it.  Returns its id and slot.
+ */
+static void
+DdlnLookupOwnSubscriber(const char *name, int32 *id, int32 *slot)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+	Oid			owner;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	values[0] = CStringGetTextDatum(name);
+	DdlnApiExec("SELECT id, slot, owner FROM ddl_notify.subscriber "
+				"WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+				1, argtypes, values, NULL);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("subscriber \"%s\" does not exist", name)));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	*id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+	*slot = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+	if (!superuser() && !has_privs_of_role(GetUserId(), owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be the owner of subscriber \"%s\"", name),
+				 errdetail("Subscriber \"%s\" belongs to role \"%s\".", name,
+						   GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?")));
+}
+
+/* unsubscribe(name): remove the subscriber and release its pending events. */
+Datum
+unsubscribe(PG_FUNCTION_ARGS)
+{
+	char	   *name = DdlnCheckName(fcinfo, 0);
+	Oid			argtypes[1] = {INT4OID};
+	Datum		values[1];
+	int32		id;
+	int32		slot;
+
+	DdlnLockApi();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DdlnLookupOwnSubscriber(name, &id, &slot);
+	values[0] = Int32GetDatum(id);
+	DdlnApiExec("DELETE FROM ddl_notify.subscriber WHERE id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL);
+	DdlnPurge();
+	SPI_finish();
+	PG_RETURN_BOOL(true);
+}
+
+/* skip(name, event_id): handle one pending event without calling the handler. */
+Datum
+skip(PG_FUNCTION_ARGS)
+{
+	char	   *name = DdlnCheckName(fcinfo, 0);
+	int64		event_id;
+	int32		id;
+	int32		slot;
+	Oid			argtypes[2] = {INT4OID, INT8OID};
+	Datum		values[2];
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event_id must not be null")));
+	event_id = PG_GETARG_INT64(1);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DdlnLookupOwnSubscriber(name, &id, &slot);
+
+	values[0] = Int32GetDatum(id);
+	values[1] = Int64GetDatum(event_id);
+	DdlnApiExec("SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
+				"WHERE s.id OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) $2 "
+				"AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)",
+				2, argtypes, values, NULL);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event %lld is not pending for subscriber \"%s\"",
+						(long long) event_id, name),
+				 errdetail("It does not exist, was already handled, or committed before the subscriber subscribed.")));
+
+	DdlnMarkHandled(name, slot, &event_id, 1);
+	DdlnApiExec("UPDATE ddl_notify.subscriber SET skipped = skipped OPERATOR(pg_catalog.+) 1, "
+				"  attempts = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN 0 ELSE attempts END, "
+				"  next_retry_at = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN NULL ELSE next_retry_at END, "
+				"  failing_event = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN NULL ELSE failing_event END "
+				"WHERE id OPERATOR(pg_catalog.=) $1",
+				2, argtypes, values, NULL);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * wait_for_delivery(timeout): true once every event committed before the call
+ * has been handled by every subscriber that must see it; false at the timeout.
+ */
+Datum
+wait_for_delivery(PG_FUNCTION_ARGS)
+{
+	Interval   *timeout;
+	TimestampTz deadline;
+	Oid			argtypes[2] = {TEXTOID, XID8OID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+	FullTransactionId own;
+	bool		done = false;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("timeout must not be null")));
+	timeout = PG_GETARG_INTERVAL_P(0);
+	deadline = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+													   TimestampTzGetDatum(GetCurrentTimestamp()),
+													   IntervalPGetDatum(timeout)));
+	if (deadline < GetCurrentTimestamp())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout must not be negative")));
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("ddl_notify.wait_for_delivery() cannot run in a REPEATABLE READ or SERIALIZABLE transaction"),
+				 errdetail("It must see the deliverers' commits as they happen.")));
+
+	values[0] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
+	own = GetTopFullTransactionIdIfAny();
+	if (FullTransactionIdIsValid(own))
+		values[1] = FullTransactionIdGetDatum(own);
+	else
+		nulls[1] = 'n';
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	for (;;)
+	{
+		bool		isnull;
+
+		DdlnApiExec("SELECT NOT EXISTS (SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
+					"WHERE pg_catalog.pg_visible_in_snapshot(e.xid, $1::pg_catalog.pg_snapshot) "
+					"  AND e.xid IS DISTINCT FROM $2 "
+					"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))",
+					2, argtypes, values, nulls);
+		done = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		SPI_freetuptable(SPI_tuptable);
+		if (done || GetCurrentTimestamp() >= deadline)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_finish();
+	PG_RETURN_BOOL(done);
+}
