@@ -17,10 +17,14 @@
  *	  so an event whose lower id committed late is read when it appears (G4).
  *	  Order: transactions by their last event id, then statement order (G5).
  * 3. Inside a subtransaction it calls the handler for each wanted event, as
- *	  the subscriber's owner, in a security-restricted context with a fixed
- *	  search_path (G10), with ddln_current_origin naming the subscriber so
- *	  that DDL the handler runs is tagged (G12).  Filtered-out and echoed
- *	  events are handled without a call.
+ *	  the subscriber's owner (a local user-id change, as for a SECURITY
+ *	  DEFINER function) with a fixed search_path (G10), with
+ *	  ddln_current_origin naming the subscriber so that DDL the handler runs
+ *	  is tagged (G12).  Filtered-out and echoed events are handled without a
+ *	  call.  The constraint checks the handlers deferred are then fired, still
+ *	  as the owner: a security-restricted operation would forbid deferred
+ *	  constraints altogether, and left to COMMIT they would run as the
+ *	  deliverer.  Their failure is treated like a failure at COMMIT.
  * 4. In the same subtransaction it sets the processed bits with a checked
  *	  transition (the bit must have been clear; rows locked in id order) and
  *	  deletes the rows every subscriber has now handled.
@@ -102,7 +106,7 @@ static DdlnQuery q_list_subscribers = {
 
 static DdlnQuery q_lock_subscriber = {
 	"SELECT s.name, s.slot, s.handler::pg_catalog.oid, s.owner, "
-	"       pg_catalog.coalesce(s.max_attempts, 0), "
+	"       COALESCE(s.max_attempts, 0), "
 	"       (s.next_retry_at IS NULL OR s.next_retry_at <= pg_catalog.clock_timestamp()), "
 	"       s.next_retry_at, "
 	"       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid = s.handler::pg_catalog.oid) "
@@ -230,6 +234,8 @@ typedef struct DdlnBatch
 	int			failed_index;
 	int64		first_event_id;
 	int64		failed_event_id;
+	bool		deferred_failed;	/* a deferred constraint of the handlers
+									 * failed: culprit unknown */
 	bool		mark_failed;	/* handlers ran, the bits could not be set */
 	ErrorData  *error;
 } DdlnBatch;
@@ -248,6 +254,7 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	Oid			save_userid;
 	int			save_sec;
 	int			rc;
+	bool		pushed = false;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
@@ -262,7 +269,21 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 			elog(ERROR, "SPI_keepplan failed");
 		q->plan = plan;
 	}
+
+	/*
+	 * Between SPI_commit() and the next statement there is no active
+	 * snapshot, and the worker has no portal to take one from: push one for
+	 * this statement only, so that the snapshot stack is empty again at the
+	 * next commit.
+	 */
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
 	rc = SPI_execute_plan(q->plan, values, nulls, read_only, count);
+	if (pushed)
+		PopActiveSnapshot();
 	SetUserIdAndSecContext(save_userid, save_sec);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s", q->sql,
@@ -338,9 +359,7 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 	int			save_nestlevel;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(sub->owner,
-						   save_sec | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	SetUserIdAndSecContext(sub->owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	save_nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
@@ -374,6 +393,28 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 
 	/* the next handler sees what this one did */
 	CommandCounterIncrement();
+}
+
+/*
+ * Fire the deferred triggers the handlers queued (SET CONSTRAINTS ALL
+ * IMMEDIATE) with the subscriber's owner as the current user.  Left for
+ * COMMIT, they would run as whoever is delivering.
+ */
+static void
+DdlnFireDeferred(Oid owner)
+{
+	Oid			save_userid;
+	int			save_sec;
+	int			rc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	rc = SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
+	PopActiveSnapshot();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	if (rc != SPI_OK_UTILITY)
+		elog(ERROR, "SET CONSTRAINTS failed: %s", SPI_result_code_string(rc));
 }
 
 /* Lock and read the subscriber; false if another deliverer holds it. */
@@ -504,8 +545,15 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 			DdlnCallHandler(sub, &flinfo, row);
 			batch->ncalls++;
 		}
-		current = n;			/* past the handlers: the bits */
+		/*
+		 * Past the handlers: fire the constraint checks they deferred, as
+		 * the subscriber's owner, so that a violation fails this batch here
+		 * rather than at COMMIT under the deliverer's identity.
+		 */
+		current = n;
+		DdlnFireDeferred(sub->owner);
 
+		current = n + 1;		/* the bits */
 		DdlnMarkHandled(sub->name, sub->slot, ids, n);
 		{
 			Datum		sv[4];
@@ -552,7 +600,8 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 		handler_timed_out = false;
 
 		batch->status = DDLN_BATCH_HANDLER_FAILED;
-		batch->mark_failed = (current >= n);
+		batch->deferred_failed = (current == n);
+		batch->mark_failed = (current > n);
 		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
 		batch->failed_event_id = ids[batch->failed_index];
 		batch->error = edata;
@@ -739,6 +788,16 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					DdlnStartTransaction();
 					return false;
 				}
+				if (batch.deferred_failed && batch.nevents > 1)
+				{
+					/* like a failure at COMMIT: isolate the culprit */
+					SPI_rollback();
+					DdlnStartTransaction();
+					limit = 1;
+					continue;
+				}
+				if (batch.deferred_failed)
+					batch.failed_index = 0;
 				if (batch.failed_index > 0)
 				{
 					/* hand over the events before the failing one first */
@@ -858,7 +917,6 @@ DdlnDeliverRound(DdlnRoundResult *result)
 		{
 			int32	   *ids;
 			int			nsubs;
-			int64		handled_before = result->handled;
 
 			more = false;
 			DdlnRun(&q_list_subscribers, NULL, NULL, true, 0);
@@ -880,16 +938,16 @@ DdlnDeliverRound(DdlnRoundResult *result)
 				if (DdlnDeliverSubscriber(ids[i], result, keep))
 					more = true;
 			}
-
-			/* nothing handled this pass: sweep rows nobody needs */
-			if (result->handled == handled_before)
-			{
-				DdlnPurge();
-				SPI_commit();
-				DdlnStartTransaction();
-			}
 			pfree(ids);
 		}
+
+		/*
+		 * Sweep the rows nobody needs: committed before every current
+		 * subscriber subscribed, or left by one that unsubscribed.
+		 */
+		DdlnPurge();
+		SPI_commit();
+		DdlnStartTransaction();
 
 		pgstat_report_activity(STATE_IDLE, NULL);
 		SPI_finish();

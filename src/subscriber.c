@@ -170,10 +170,13 @@ DdlnFixSubscriptionPoint(void)
 		elog(ERROR, "SPI_connect failed");
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	/* at PRE_COMMIT there is no portal to take a snapshot from */
+	PushActiveSnapshot(GetTransactionSnapshot());
 	rc = SPI_execute_with_args("UPDATE ddl_notify.subscriber "
 							   "SET start_snapshot = $1::pg_catalog.pg_snapshot "
 							   "WHERE start_xid OPERATOR(pg_catalog.=) $2",
 							   2, argtypes, values, NULL, false, 0);
+	PopActiveSnapshot();
 	SetUserIdAndSecContext(save_userid, save_sec);
 	if (rc != SPI_OK_UPDATE)
 		elog(ERROR, "could not fix the subscription point: %s", SPI_result_code_string(rc));

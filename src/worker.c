@@ -762,8 +762,10 @@ DdlnWorkerMain(Datum arg)
 	my_slot->latch = MyLatch;
 	LWLockRelease(ddln_shared->lock);
 
+	StartTransactionCommand();
 	ereport(LOG, (errmsg("ddl_notify worker started for database \"%s\"",
 						 get_database_name(dboid))));
+	CommitTransactionCommand();
 
 	loopcxt = AllocSetContextCreate(TopMemoryContext, "ddl_notify worker loop",
 									ALLOCSET_DEFAULT_SIZES);
