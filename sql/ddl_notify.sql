@@ -242,3 +242,14 @@ CREATE EVENT TRIGGER ddl_notify_table_rewrite ON table_rewrite
 ALTER EVENT TRIGGER ddl_notify_ddl_command_end ENABLE ALWAYS;
 ALTER EVENT TRIGGER ddl_notify_sql_drop ENABLE ALWAYS;
 ALTER EVENT TRIGGER ddl_notify_table_rewrite ENABLE ALWAYS;
+
+-- Say so when nothing will deliver by itself.
+DO $$
+BEGIN
+	IF ddl_notify.delivery_status() LIKE 'manual:%' THEN
+		RAISE WARNING 'ddl_notify: automatic delivery is off in this cluster'
+			USING DETAIL = pg_catalog.substr(ddl_notify.delivery_status(), 9),
+				  HINT = 'Add ddl_notify to shared_preload_libraries and restart, or call ddl_notify.deliver() yourself.';
+	END IF;
+END
+$$;

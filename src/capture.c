@@ -428,6 +428,14 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 		AlterTableCmd *atc = (AlterTableCmd *) sub->parsetree;
 		bool		firstkey = true;
 
+		/* steps PostgreSQL adds by itself (re-creating a constraint or an
+		 * index after a type change) are not what the user asked for */
+		if (atc && IsA(atc, AlterTableCmd) &&
+			(atc->subtype == AT_ReAddIndex || atc->subtype == AT_ReAddConstraint ||
+			 atc->subtype == AT_ReAddDomainConstraint || atc->subtype == AT_ReAddComment ||
+			 atc->subtype == AT_ReAddStatistics))
+			continue;
+
 		if (!first)
 			appendStringInfoString(&buf, ", ");
 		first = false;
