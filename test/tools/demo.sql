@@ -1,0 +1,3 @@
+CREATE EXTENSION ddl_notify;
+CREATE TABLE demo_t (id int);
+TABLE ddl_notify.event;
