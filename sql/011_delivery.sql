@@ -1,0 +1,169 @@
+--
+-- 011_delivery: what a handler's transaction may and may not believe
+--
+-- Proves:
+-- G3  commit before belief: the TiDB notifier bug (prior-bugs/
+--     tidb-notifier-commit-failure.txt): one subscriber always fails, one always
+--     succeeds; the event is never deleted before the failing one succeeds and
+--     the succeeding one gets it exactly once.  And a failure at commit time: a
+--     handler writes a row whose deferred foreign key is checked when the batch
+--     ends; the event stays pending, the others are unaffected, and once the
+--     cause is fixed it is handled exactly once.
+-- G7  a failing handler in the middle of a batch: the events before it are
+--     delivered, the failing one waits (with the ones after it), the other
+--     subscriber is not delayed; a stuck handler is cancelled by
+--     ddl_notify.handler_timeout and counts as a failed attempt.
+-- G12 DDL run by a handler is tagged with its subscriber and not echoed back
+--     to it (unless it asked for echo), but other subscribers get it.
+-- G10 (part) a handler runs as the role that subscribed it.
+--
+CREATE EXTENSION IF NOT EXISTS ddl_notify;
+\set SHOW_CONTEXT never
+SET ddl_notify.retry_initial_delay = 0;
+
+CREATE TABLE handled (n serial, sub text, ident text, as_role name, origin text);
+CREATE FUNCTION h_ok(e ddl_notify.event) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO public.handled (sub, ident, as_role, origin) VALUES ('ok', e.object_identity, current_user, e.origin) $$;
+CREATE FUNCTION h_fail(e ddl_notify.event) RETURNS void LANGUAGE plpgsql
+	AS $$ BEGIN RAISE EXCEPTION 'duplicate key, as in the TiDB report'; END $$;
+
+-- G3, the TiDB scenario: 'fail' always fails, 'ok' always succeeds
+SELECT ddl_notify.subscribe('fail', 'h_fail(ddl_notify.event)') > 0 AS subscribed;
+SELECT ddl_notify.subscribe('ok', 'h_ok(ddl_notify.event)') > 0 AS subscribed;
+CREATE TABLE tidb_t1000 ();
+SELECT id AS t1000_event FROM ddl_notify.event WHERE object_identity = 'public.tidb_t1000' \gset
+CALL ddl_notify.deliver();
+CALL ddl_notify.deliver();
+CALL ddl_notify.deliver();
+-- after three rounds: handled once by 'ok', never deleted, still pending for 'fail'
+SELECT sub, ident, count(*) FROM handled GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT count(*) AS event_row_kept FROM ddl_notify.event WHERE id = :t1000_event;
+SELECT name, pending, attempts, failing_event = :t1000_event AS failing_on_it
+  FROM ddl_notify.subscriber_status ORDER BY name;
+-- the bit of 'ok' is committed, the bit of 'fail' is not
+SELECT processed = (1::bigint << (SELECT slot FROM ddl_notify.subscriber WHERE name = 'ok')) AS only_ok_bit
+  FROM ddl_notify.event WHERE id = :t1000_event;
+-- 'fail' is fixed: it gets the event once, and only then is the row deleted
+CREATE OR REPLACE FUNCTION h_fail(e ddl_notify.event) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO public.handled (sub, ident, as_role) VALUES ('fail', e.object_identity, current_user) $$;
+CALL ddl_notify.deliver();
+SELECT sub, ident, count(*) FROM handled GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT count(*) AS event_row_kept FROM ddl_notify.event WHERE id = :t1000_event;
+SELECT ddl_notify.unsubscribe('fail');
+TRUNCATE handled;
+
+-- G3 at commit time: a deferred foreign key checked at the end of the batch
+CREATE TABLE parent (id int PRIMARY KEY);
+CREATE TABLE child (parent_id int REFERENCES parent DEFERRABLE INITIALLY DEFERRED, ident text);
+CREATE FUNCTION h_child(e ddl_notify.event) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO public.child VALUES (1, e.object_identity) $$;
+SELECT ddl_notify.subscribe('deferred', 'h_child(ddl_notify.event)') > 0 AS subscribed;
+CREATE TABLE d1 ();
+CREATE TABLE d2 ();
+CALL ddl_notify.deliver();
+SELECT count(*) AS child_rows FROM child;
+SELECT name, pending, attempts, last_error_sqlstate, last_error LIKE '%violates foreign key constraint%' AS fk_error
+  FROM ddl_notify.subscriber_status ORDER BY name;
+-- 'ok' was not delayed
+SELECT sub, ident FROM handled ORDER BY n;
+INSERT INTO parent VALUES (1);
+CALL ddl_notify.deliver();
+SELECT ident, count(*) FROM child GROUP BY ident ORDER BY ident;
+SELECT name, pending, attempts FROM ddl_notify.subscriber_status ORDER BY name;
+SELECT ddl_notify.unsubscribe('deferred');
+TRUNCATE handled;
+
+-- G7: a failure in the middle of a batch; the events before it are delivered
+CREATE TABLE picky_log (ident text);
+CREATE FUNCTION h_picky(e ddl_notify.event) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	IF e.object_identity = 'public.m3' THEN
+		RAISE EXCEPTION 'm3 is poison';
+	END IF;
+	INSERT INTO public.picky_log VALUES (e.object_identity);
+END
+$$;
+SELECT ddl_notify.subscribe('picky', 'h_picky(ddl_notify.event)') > 0 AS subscribed;
+BEGIN;
+CREATE TABLE m1 ();
+CREATE TABLE m2 ();
+CREATE TABLE m3 ();
+CREATE TABLE m4 ();
+COMMIT;
+CALL ddl_notify.deliver();
+SELECT ident FROM picky_log ORDER BY ident;
+SELECT name, pending, attempts, failing_event = (SELECT id FROM ddl_notify.event WHERE object_identity = 'public.m3') AS fails_on_m3
+  FROM ddl_notify.subscriber_status WHERE name = 'picky';
+SELECT count(*) AS ok_got FROM handled WHERE ident LIKE 'public.m_';
+SELECT ddl_notify.unsubscribe('picky');
+TRUNCATE handled;
+
+-- G7: a stuck handler is cancelled by ddl_notify.handler_timeout
+CREATE FUNCTION h_slow(e ddl_notify.event) RETURNS void LANGUAGE sql AS $$ SELECT pg_sleep(30) $$;
+SELECT ddl_notify.subscribe('slow', 'h_slow(ddl_notify.event)') > 0 AS subscribed;
+SET ddl_notify.handler_timeout = '200ms';
+CREATE TABLE s1 ();
+CALL ddl_notify.deliver();
+RESET ddl_notify.handler_timeout;
+SELECT name, pending, attempts, last_error, last_error_sqlstate
+  FROM ddl_notify.subscriber_status WHERE name = 'slow';
+SELECT ddl_notify.unsubscribe('slow');
+TRUNCATE handled;
+
+-- G12: a handler that runs DDL is not echoed; others see the DDL, tagged
+CREATE FUNCTION h_ddl(e ddl_notify.event) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.handled (sub, ident, as_role) VALUES ('ddl', e.object_identity, current_user);
+	IF e.command_tag = 'CREATE TABLE' AND e.object_identity NOT LIKE '%_audit' THEN
+		EXECUTE format('CREATE TABLE %s_audit ()', e.object_identity);
+	END IF;
+END
+$$;
+SELECT ddl_notify.subscribe('ddl', 'h_ddl(ddl_notify.event)') > 0 AS subscribed;
+CREATE TABLE e1 ();
+CALL ddl_notify.deliver();
+CALL ddl_notify.deliver();
+-- 'ddl' got e1 but not its own e1_audit; 'ok' got both, e1_audit tagged 'ddl'
+SELECT sub, ident, origin FROM handled ORDER BY n;
+-- with echo => true a handler sees its own DDL (and must stop itself)
+SELECT ddl_notify.unsubscribe('ddl');
+SELECT ddl_notify.subscribe('ddl_echo', 'h_ddl(ddl_notify.event)', echo => true) > 0 AS subscribed;
+TRUNCATE handled;
+CREATE TABLE e2 ();
+CALL ddl_notify.deliver();
+CALL ddl_notify.deliver();
+SELECT sub, ident FROM handled WHERE sub = 'ddl' ORDER BY n;
+SELECT ddl_notify.unsubscribe('ddl_echo');
+TRUNCATE handled;
+
+-- G10 (part): the handler runs as the role that subscribed it
+CREATE ROLE ddln_alice;
+GRANT USAGE ON SCHEMA ddl_notify TO ddln_alice;
+GRANT EXECUTE ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[], text[], integer, boolean) TO ddln_alice;
+GRANT INSERT ON handled TO ddln_alice;
+GRANT USAGE ON SEQUENCE handled_n_seq TO ddln_alice;
+CREATE FUNCTION h_whoami(e ddl_notify.event) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO public.handled (sub, ident, as_role) VALUES ('alice', e.object_identity, current_user) $$;
+ALTER FUNCTION h_whoami(ddl_notify.event) OWNER TO ddln_alice;
+SET ROLE ddln_alice;
+SELECT ddl_notify.subscribe('alice', 'h_whoami(ddl_notify.event)') > 0 AS subscribed;
+RESET ROLE;
+CREATE TABLE w1 ();
+CALL ddl_notify.deliver();
+SELECT sub, ident, as_role FROM handled ORDER BY n;
+
+-- a handler function dropped under a subscriber: a clear error, others unaffected
+TRUNCATE handled;
+DROP FUNCTION h_whoami(ddl_notify.event);
+CREATE TABLE w2 ();
+CALL ddl_notify.deliver();
+SELECT name, pending, attempts, last_error_sqlstate,
+	   last_error LIKE 'handler function % of subscriber "alice" does not exist' AS clear_error
+  FROM ddl_notify.subscriber_status WHERE name = 'alice';
+SELECT sub, ident FROM handled ORDER BY n;
+SELECT ddl_notify.unsubscribe('alice');
+
+DROP EXTENSION ddl_notify CASCADE;
+DROP TABLE handled, parent, child, picky_log, tidb_t1000, d1, d2, m1, m2, m3, m4, s1, e1, e1_audit, e2, e2_audit, w1, w2;
+DROP OWNED BY ddln_alice;
+DROP ROLE ddln_alice;
