@@ -16,7 +16,7 @@
  * - Never recorded: the extension's own objects (everything in schema
  *	 ddl_notify, the schema and the extension itself), the internal companions
  *	 of dropped objects nobody names (row and array types, TOAST tables, a
- *	 view's _RETURN rule), and temporary objects unless
+ *	 view's _RETURN rule, the system triggers of a foreign key), and temporary objects unless
  *	 ddl_notify.capture_temp is on.
  * - The rows are written as the extension's owner (callers cannot write the
  *	 table); role_name records who ran the DDL.  Plans are prepared once per
@@ -795,6 +795,10 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 				continue;
 			if (strcmp(row.object_type, "rule") == 0 && row.object_identity &&
 				strncmp(row.object_identity, "\"_RETURN\" on ", 13) == 0)
+				continue;
+			/* the system triggers that implement a foreign key */
+			if (strcmp(row.object_type, "trigger") == 0 && row.object_identity &&
+				strncmp(row.object_identity, "\"RI_ConstraintTrigger_", 22) == 0)
 				continue;
 		}
 
