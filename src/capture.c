@@ -41,11 +41,13 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
+#include "common/keywords.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "parser/scanner.h"
 #include "tcop/cmdtag.h"
 #include "tcop/deparse_utility.h"
 #include "utils/acl.h"
@@ -84,8 +86,7 @@ typedef struct DdlnCaptureCall
 {
 	const char *role_name;
 	const char *query;
-	Oid			save_userid;
-	int			save_sec_context;
+	DdlnSafeState safe;
 } DdlnCaptureCall;
 
 #define DDLN_INSERT_NARGS 13
@@ -133,21 +134,114 @@ DdlnIsTempSchema(const char *schema_name)
 		 strncmp(schema_name, "pg_toast_temp_", 14) == 0);
 }
 
+/* Is this option name or keyword one whose value is a secret? */
+static bool
+DdlnIsSecretWord(const char *w)
+{
+	return w != NULL &&
+		(strcasestr(w, "password") != NULL || strcasestr(w, "passwd") != NULL ||
+		 strcasestr(w, "secret") != NULL);
+}
+
+/* Is the token that starts at p a string constant? */
+static bool
+DdlnIsStringToken(const char *p)
+{
+	if (*p == '\'')
+		return true;
+	if ((*p == 'E' || *p == 'e' || *p == 'B' || *p == 'b' || *p == 'X' || *p == 'x' ||
+		 *p == 'N' || *p == 'n') && p[1] == '\'')
+		return true;
+	if ((*p == 'U' || *p == 'u') && p[1] == '&' && p[2] == '\'')
+		return true;
+	return *p == '$' && !isdigit((unsigned char) p[1]);
+}
+
+/*
+ * Statement text with secrets replaced by '********': the string constant
+ * that follows an option named like a password (OPTIONS (password '...') of
+ * a USER MAPPING, SERVER or FOREIGN TABLE), and any string constant that
+ * itself mentions a password (a conninfo such as CREATE SUBSCRIPTION's).
+ * It walks the statement with the SQL scanner, so no quoting style hides a
+ * literal; a token's text runs from its start to the next token's start.
+ * Statements that mention no such word are returned as they are.
+ */
+char *
+DdlnRedactSecrets(const char *query)
+{
+	core_yyscan_t scanner;
+	core_yy_extra_type extra;
+	core_YYSTYPE lval;
+	YYLTYPE		loc;
+	StringInfoData out;
+	int			copied = 0;
+	int			prev = -1;		/* start of the previous token */
+	bool		prev_was_secret_word = false;
+	int			len;
+
+	if (query == NULL)
+		return NULL;
+	if (!DdlnIsSecretWord(query))
+		return (char *) query;
+
+	len = strlen(query);
+	initStringInfo(&out);
+	scanner = scanner_init(query, &extra, &ScanKeywords, ScanKeywordTokens);
+	for (;;)
+	{
+		int			tok = core_yylex(&lval, &loc, scanner);
+		int			here = (tok == 0) ? len : loc;
+
+		if (prev >= 0)
+		{
+			int			end = here;
+			char	   *text;
+			bool		secret_word;
+
+			while (end > prev && isspace((unsigned char) query[end - 1]))
+				end--;
+			text = pnstrdup(query + prev, end - prev);
+			secret_word = DdlnIsSecretWord(text);
+			if (DdlnIsStringToken(text))
+			{
+				if (prev_was_secret_word || secret_word)
+				{
+					appendBinaryStringInfo(&out, query + copied, prev - copied);
+					appendStringInfoString(&out, "'********'");
+					copied = end;
+				}
+				prev_was_secret_word = false;
+			}
+			else
+				prev_was_secret_word = secret_word;
+			pfree(text);
+		}
+		if (tok == 0)
+			break;
+		prev = loc;
+	}
+	scanner_finish(scanner);
+	appendBinaryStringInfo(&out, query + copied, len - copied);
+	return out.data;
+}
+
 /* Start a trigger call: who ran it, what statement, and switch to the owner. */
 static void
 DdlnBeginCapture(DdlnCaptureCall *call)
 {
 	call->role_name = GetUserNameFromId(GetUserId(), false);
-	call->query = ddln_capture_query ? DdlnCurrentStatementText() : NULL;
-	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+	call->query = ddln_capture_query ? DdlnRedactSecrets(DdlnCurrentStatementText()) : NULL;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* the table is the extension owner's; write it as the owner */
+	DdlnBeginSafe(&call->safe);
 }
 
 static void
 DdlnEndCapture(DdlnCaptureCall *call)
 {
+	DdlnEndSafe(&call->safe);
 	SPI_finish();
 }
 
@@ -211,11 +305,7 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
 					   DDLN_INSERT_NARGS, argtypes);
 
-	/* The table is the extension owner's; write it as the owner. */
-	SetUserIdAndSecContext(DdlnExtensionOwner(),
-						   call->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	rc = SPI_execute_plan(plan, values, nulls, false, 0);
-	SetUserIdAndSecContext(call->save_userid, call->save_sec_context);
 	if (rc != SPI_OK_INSERT)
 		elog(ERROR, "could not record DDL event: %s", SPI_result_code_string(rc));
 

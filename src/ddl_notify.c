@@ -143,6 +143,31 @@ DdlnLockSubscriptionPoint(LOCKMODE mode)
 }
 
 /*
+ * Enter the context the extension runs its own SQL in: as the extension's
+ * owner (the only role that may write its tables) and with search_path
+ * pg_catalog, pg_temp, so that no object or operator a caller put on its
+ * search_path can stand in for a built-in one.  Leave it with DdlnEndSafe();
+ * an error leaves it through transaction abort.
+ */
+void
+DdlnBeginSafe(DdlnSafeState *st)
+{
+	GetUserIdAndSecContext(&st->save_userid, &st->save_sec);
+	SetUserIdAndSecContext(DdlnExtensionOwner(), st->save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	st->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+void
+DdlnEndSafe(DdlnSafeState *st)
+{
+	AtEOXact_GUC(true, st->nestlevel);
+	SetUserIdAndSecContext(st->save_userid, st->save_sec);
+}
+
+/*
  * The role that owns the extension's objects (the owner of its schema).
  * Capture and the API switch to it to write the extension's tables, which
  * no other role may write.

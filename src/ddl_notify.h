@@ -58,6 +58,15 @@ extern int	ddln_max_workers;
 extern int	ddln_poll_interval;
 
 /* ddl_notify.c */
+typedef struct DdlnSafeState
+{
+	Oid			save_userid;
+	int			save_sec;
+	int			nestlevel;
+} DdlnSafeState;
+
+extern void DdlnBeginSafe(DdlnSafeState *st);
+extern void DdlnEndSafe(DdlnSafeState *st);
 extern void DdlnLockSubscriptionPoint(LOCKMODE mode);
 extern const char *DdlnCurrentStatementText(void);
 extern Oid	DdlnExtensionOwner(void);
@@ -65,6 +74,7 @@ extern Oid	DdlnExtensionOwner(void);
 /* capture.c */
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
+extern char *DdlnRedactSecrets(const char *query);
 
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */

@@ -109,7 +109,8 @@ static DdlnQuery q_lock_subscriber = {
 	"       COALESCE(s.max_attempts, 0), "
 	"       (s.next_retry_at IS NULL OR s.next_retry_at <= pg_catalog.clock_timestamp()), "
 	"       s.next_retry_at, "
-	"       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid = s.handler::pg_catalog.oid) "
+	"       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid = s.handler::pg_catalog.oid), "
+	"       EXISTS (SELECT 1 FROM pg_catalog.pg_authid a WHERE a.oid = s.owner) "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	1, {INT4OID}
@@ -214,6 +215,7 @@ typedef struct DdlnSubscriber
 	bool		due;
 	TimestampTz next_retry;
 	bool		handler_exists;
+	bool		owner_exists;
 } DdlnSubscriber;
 
 /* Batch outcome. */
@@ -251,13 +253,11 @@ static TimeoutId handler_timeout_id;
 static int
 DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long count)
 {
-	Oid			save_userid;
-	int			save_sec;
+	DdlnSafeState safe;
 	int			rc;
 	bool		pushed = false;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	DdlnBeginSafe(&safe);
 	if (q->plan == NULL)
 	{
 		SPIPlanPtr	plan = SPI_prepare(q->sql, q->nargs, q->argtypes);
@@ -284,7 +284,7 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	rc = SPI_execute_plan(q->plan, values, nulls, read_only, count);
 	if (pushed)
 		PopActiveSnapshot();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	DdlnEndSafe(&safe);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s", q->sql,
 			 SPI_result_code_string(rc));
@@ -446,6 +446,7 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	d = SPI_getbinval(tup, desc, 7, &isnull);
 	sub->next_retry = isnull ? 0 : DatumGetTimestampTz(d);
 	sub->handler_exists = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
+	sub->owner_exists = DatumGetBool(SPI_getbinval(tup, desc, 9, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return true;
 }
@@ -513,6 +514,12 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 	{
 		FmgrInfo	flinfo;
 
+		if (!sub->owner_exists)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("role %u that owns subscriber \"%s\" does not exist",
+							sub->owner, sub->name),
+					 errhint("A superuser can unsubscribe it.")));
 		if (!sub->handler_exists)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_FUNCTION),

@@ -154,8 +154,7 @@ DdlnFixSubscriptionPoint(void)
 {
 	Oid			argtypes[2] = {TEXTOID, XID8OID};
 	Datum		values[2];
-	Oid			save_userid;
-	int			save_sec;
+	DdlnSafeState safe;
 	int			rc;
 
 	if (!OidIsValid(get_namespace_oid(DDLN_SCHEMA_NAME, true)))
@@ -168,8 +167,7 @@ DdlnFixSubscriptionPoint(void)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	DdlnBeginSafe(&safe);
 	/* at PRE_COMMIT there is no portal to take a snapshot from */
 	PushActiveSnapshot(GetTransactionSnapshot());
 	rc = SPI_execute_with_args("UPDATE ddl_notify.subscriber "
@@ -177,7 +175,7 @@ DdlnFixSubscriptionPoint(void)
 							   "WHERE start_xid OPERATOR(pg_catalog.=) $2",
 							   2, argtypes, values, NULL, false, 0);
 	PopActiveSnapshot();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	DdlnEndSafe(&safe);
 	if (rc != SPI_OK_UPDATE)
 		elog(ERROR, "could not fix the subscription point: %s", SPI_result_code_string(rc));
 	SPI_finish();
@@ -198,14 +196,12 @@ static int
 DdlnApiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 			const char *nulls)
 {
-	Oid			save_userid;
-	int			save_sec;
+	DdlnSafeState safe;
 	int			rc;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(DdlnExtensionOwner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	DdlnBeginSafe(&safe);
 	rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
-	SetUserIdAndSecContext(save_userid, save_sec);
+	DdlnEndSafe(&safe);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_with_args failed for \"%s\": %s", sql,
 			 SPI_result_code_string(rc));
