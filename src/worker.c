@@ -71,6 +71,8 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_PAUSE_MS			10000	/* how long a database stays paused */
 #define DDLN_STOP_WAIT_MS		5000	/* how long the hook waits for a worker */
 #define DDLN_RESTART_DELAY_MS	1000	/* before restarting a worker that died */
+#define DDLN_MAX_RESTART_DELAY_MS 60000
+#define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
 
 typedef enum DdlnWorkerState
 {
@@ -447,6 +449,8 @@ typedef struct DdlnLauncherDb
 	BackgroundWorkerHandle *handle;
 	int			slot;			/* index in shared slots, -1 if none */
 	TimestampTz not_before;		/* restart delay after a worker died */
+	TimestampTz started_at;		/* when the current worker was started */
+	int			restart_delay_ms;	/* doubles while workers die young */
 	bool		seen;			/* still in pg_database */
 } DdlnLauncherDb;
 
@@ -578,6 +582,7 @@ DdlnStartWorker(DdlnLauncherDb *ldb)
 		return false;
 	}
 	ldb->slot = slot;
+	ldb->started_at = GetCurrentTimestamp();
 	return true;
 }
 
@@ -610,7 +615,18 @@ DdlnLauncherReap(TimestampTz now)
 		pfree(ldb->handle);
 		ldb->handle = NULL;
 		ldb->slot = -1;
-		ldb->not_before = TimestampTzPlusMilliseconds(now, DDLN_RESTART_DELAY_MS);
+
+		/*
+		 * A worker that keeps dying young (an error in every round) is
+		 * restarted less and less often, up to once a minute.
+		 */
+		if (state == DDLN_W_RUNNING &&
+			!TimestampDifferenceExceeds(ldb->started_at, now, DDLN_HEALTHY_RUN_MS))
+			ldb->restart_delay_ms = Min(Max(ldb->restart_delay_ms * 2, DDLN_RESTART_DELAY_MS),
+										DDLN_MAX_RESTART_DELAY_MS);
+		else
+			ldb->restart_delay_ms = DDLN_RESTART_DELAY_MS;
+		ldb->not_before = TimestampTzPlusMilliseconds(now, ldb->restart_delay_ms);
 	}
 }
 
