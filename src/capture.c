@@ -689,6 +689,49 @@ DdlnNullableText(HeapTuple tup, TupleDesc desc, int col)
 	return SPI_getvalue(tup, desc, col);
 }
 
+/* The command tag of an event trigger call; refuse any other kind of call. */
+static const char *
+DdlnEventTriggerTag(FunctionCallInfo fcinfo, const char *fname)
+{
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"%s\" must be called as an event trigger", fname)));
+	return GetCommandTagName(((EventTriggerData *) fcinfo->context)->tag);
+}
+
+/* Run one of the event trigger SRFs through its saved plan. */
+static SPITupleTable *
+DdlnReadObjects(SPIPlanPtr *cache, const char *sql, uint64 *n)
+{
+	int			rc = SPI_execute_plan(DdlnPrepare(cache, sql, 0, NULL), NULL, NULL, true, 0);
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
+	*n = SPI_processed;
+	return SPI_tuptable;
+}
+
+/*
+ * Is one of the rows the extension ddl_notify itself?  Then the statement is
+ * CREATE/ALTER/DROP EXTENSION ddl_notify and none of its rows is recorded:
+ * the others are the extension's own objects.
+ */
+static bool
+DdlnAboutThisExtension(SPITupleTable *t, uint64 n, int typecol, int identcol)
+{
+	for (uint64 i = 0; i < n; i++)
+	{
+		const char *otype = SPI_getvalue(t->vals[i], t->tupdesc, typecol);
+		const char *ident = SPI_getvalue(t->vals[i], t->tupdesc, identcol);
+
+		if (otype && ident && strcmp(otype, "extension") == 0 &&
+			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * ddl_command_end: one row per command of pg_event_trigger_ddl_commands(),
  * GRANT expanded per object, ALTER TABLE with its subcommands.
@@ -696,53 +739,19 @@ DdlnNullableText(HeapTuple tup, TupleDesc desc, int col)
 Datum
 capture_ddl_command_end(PG_FUNCTION_ARGS)
 {
-	EventTriggerData *trigdata;
+	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_ddl_command_end");
 	DdlnCaptureCall call;
-	SPIPlanPtr	plan;
-	int			rc;
-	const char *tag;
-
-	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function \"%s\" must be called as an event trigger",
-						"capture_ddl_command_end")));
-	trigdata = (EventTriggerData *) fcinfo->context;
-	tag = GetCommandTagName(trigdata->tag);
+	SPITupleTable *tuptable;
+	uint64		ncommands;
 
 	DdlnBeginCapture(&call);
-	plan = DdlnPrepare(&ddl_commands_plan,
-					   "SELECT classid, objid, objsubid, command_tag, object_type, "
-					   "schema_name, object_identity, in_extension, command "
-					   "FROM pg_catalog.pg_event_trigger_ddl_commands()",
-					   0, NULL);
-	rc = SPI_execute_plan(plan, NULL, NULL, true, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "pg_event_trigger_ddl_commands() failed: %s", SPI_result_code_string(rc));
-
-	/*
-	 * A statement about this extension itself (CREATE/ALTER/DROP EXTENSION
-	 * ddl_notify) is not recorded at all: its other rows are our objects.
-	 */
-	for (uint64 i = 0; i < SPI_processed; i++)
+	tuptable = DdlnReadObjects(&ddl_commands_plan,
+							   "SELECT classid, objid, objsubid, command_tag, object_type, "
+							   "schema_name, object_identity, in_extension, command "
+							   "FROM pg_catalog.pg_event_trigger_ddl_commands()",
+							   &ncommands);
+	if (!DdlnAboutThisExtension(tuptable, ncommands, 5, 7))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		const char *otype = DdlnNullableText(tup, desc, 5);
-		const char *ident = DdlnNullableText(tup, desc, 7);
-
-		if (otype && ident && strcmp(otype, "extension") == 0 &&
-			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
-		{
-			DdlnEndCapture(&call);
-			PG_RETURN_VOID();
-		}
-	}
-
-	{
-		SPITupleTable *tuptable = SPI_tuptable;
-		uint64		ncommands = SPI_processed;
-
 		for (uint64 i = 0; i < ncommands; i++)
 		{
 			HeapTuple	tup = tuptable->vals[i];
@@ -800,50 +809,21 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 Datum
 capture_sql_drop(PG_FUNCTION_ARGS)
 {
-	EventTriggerData *trigdata;
+	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_sql_drop");
 	DdlnCaptureCall call;
-	SPIPlanPtr	plan;
 	SPITupleTable *tuptable;
 	uint64		nobjects;
-	int			rc;
-	const char *tag;
-
-	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function \"%s\" must be called as an event trigger",
-						"capture_sql_drop")));
-	trigdata = (EventTriggerData *) fcinfo->context;
-	tag = GetCommandTagName(trigdata->tag);
 
 	DdlnBeginCapture(&call);
-	plan = DdlnPrepare(&dropped_objects_plan,
-					   "SELECT classid, objid, objsubid, original, normal, is_temporary, "
-					   "object_type, schema_name, object_identity, "
-					   "pg_catalog.jsonb_build_object('original', original, 'cascaded', normal, "
-					   "'address_names', address_names, 'address_args', address_args)::text "
-					   "FROM pg_catalog.pg_event_trigger_dropped_objects()",
-					   0, NULL);
-	rc = SPI_execute_plan(plan, NULL, NULL, true, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "pg_event_trigger_dropped_objects() failed: %s", SPI_result_code_string(rc));
-	tuptable = SPI_tuptable;
-	nobjects = SPI_processed;
-
-	for (uint64 i = 0; i < nobjects; i++)
-	{
-		HeapTuple	tup = tuptable->vals[i];
-		TupleDesc	desc = tuptable->tupdesc;
-		const char *otype = DdlnNullableText(tup, desc, 7);
-		const char *ident = DdlnNullableText(tup, desc, 9);
-
-		if (otype && ident && strcmp(otype, "extension") == 0 &&
-			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
-		{
-			DdlnEndCapture(&call);
-			PG_RETURN_VOID();
-		}
-	}
+	tuptable = DdlnReadObjects(&dropped_objects_plan,
+							   "SELECT classid, objid, objsubid, original, normal, is_temporary, "
+							   "object_type, schema_name, object_identity, "
+							   "pg_catalog.jsonb_build_object('original', original, 'cascaded', normal, "
+							   "'address_names', address_names, 'address_args', address_args)::text "
+							   "FROM pg_catalog.pg_event_trigger_dropped_objects()",
+							   &nobjects);
+	if (DdlnAboutThisExtension(tuptable, nobjects, 7, 9))
+		nobjects = 0;
 
 	for (uint64 i = 0; i < nobjects; i++)
 	{
@@ -905,7 +885,7 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 Datum
 capture_table_rewrite(PG_FUNCTION_ARGS)
 {
-	EventTriggerData *trigdata;
+	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_table_rewrite");
 	DdlnCaptureCall call;
 	DdlnEventRow row = {0};
 	ObjectAddress addr;
@@ -914,13 +894,6 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 	StringInfoData details;
 	bool		first = true;
 
-	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function \"%s\" must be called as an event trigger",
-						"capture_table_rewrite")));
-	trigdata = (EventTriggerData *) fcinfo->context;
-
 	relid = DatumGetObjectId(DirectFunctionCall1(pg_event_trigger_table_rewrite_oid,
 												 (Datum) 0));
 	reason = DatumGetInt32(DirectFunctionCall1(pg_event_trigger_table_rewrite_reason,
@@ -928,7 +901,7 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 
 	ObjectAddressSet(addr, RelationRelationId, relid);
 	row.trigger_event = "table_rewrite";
-	row.command_tag = GetCommandTagName(trigdata->tag);
+	row.command_tag = tag;
 	row.object_type = getObjectTypeDescription(&addr, true);
 	row.object_identity = getObjectIdentity(&addr, true);
 	row.schema_name = get_namespace_name_or_temp(get_rel_namespace(relid));
