@@ -53,6 +53,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
+#include "utils/formatting.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 
@@ -508,7 +509,7 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 {
 	StringInfoData buf;
 	ListCell   *lc;
-	bool		first = true;
+	List	   *seen = NIL;
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"subcommands\": [");
@@ -516,7 +517,10 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 	{
 		CollectedATSubcmd *sub = (CollectedATSubcmd *) lfirst(lc);
 		AlterTableCmd *atc = (AlterTableCmd *) sub->parsetree;
+		StringInfoData entry;
 		bool		firstkey = true;
+		ListCell   *lc2;
+		bool		dup = false;
 
 		/* steps PostgreSQL adds by itself (re-creating a constraint or an
 		 * index after a type change) are not what the user asked for */
@@ -525,21 +529,37 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 			 atc->subtype == AT_ReAddDomainConstraint || atc->subtype == AT_ReAddComment ||
 			 atc->subtype == AT_ReAddStatistics))
 			continue;
+		/* the same step repeated on inheritance children or partitions */
+		if (sub->address.classId == RelationRelationId &&
+			OidIsValid(sub->address.objectId) &&
+			sub->address.objectId != cmd->d.alterTable.objectId)
+			continue;
 
-		if (!first)
-			appendStringInfoString(&buf, ", ");
-		first = false;
-		appendStringInfoChar(&buf, '{');
-		DdlnJsonKey(&buf, &firstkey, "kind");
+		initStringInfo(&entry);
+		appendStringInfoChar(&entry, '{');
+		DdlnJsonKey(&entry, &firstkey, "kind");
 		if (atc && IsA(atc, AlterTableCmd))
 		{
-			DdlnJsonString(&buf, DdlnAlterTableKind(atc->subtype));
-			DdlnJsonKey(&buf, &firstkey, "name");
-			DdlnJsonString(&buf, DdlnAlterTableName(sub, atc));
+			DdlnJsonString(&entry, DdlnAlterTableKind(atc->subtype));
+			DdlnJsonKey(&entry, &firstkey, "name");
+			DdlnJsonString(&entry, DdlnAlterTableName(sub, atc));
 		}
 		else
-			DdlnJsonString(&buf, "UNKNOWN");
-		appendStringInfoChar(&buf, '}');
+			DdlnJsonString(&entry, "UNKNOWN");
+		appendStringInfoChar(&entry, '}');
+
+		/* ... and once more when the recursion reports it without an address */
+		foreach(lc2, seen)
+		{
+			if (strcmp((char *) lfirst(lc2), entry.data) == 0)
+				dup = true;
+		}
+		if (dup)
+			continue;
+		if (seen != NIL)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, entry.data);
+		seen = lappend(seen, entry.data);
 	}
 	appendStringInfoString(&buf, "]}");
 	return buf.data;
@@ -613,6 +633,18 @@ DdlnGrantDetails(InternalGrant *istmt)
 			}
 		}
 	}
+	foreach(lc, istmt->col_privs)
+	{
+		AccessPriv *ap = (AccessPriv *) lfirst(lc);
+
+		if (ap->priv_name)
+		{
+			if (!first)
+				appendStringInfoString(&buf, ", ");
+			first = false;
+			escape_json(&buf, asc_toupper(ap->priv_name, strlen(ap->priv_name)));
+		}
+	}
 	appendStringInfoString(&buf, "], \"grantees\": [");
 	first = true;
 	foreach(lc, istmt->grantees)
@@ -627,9 +659,38 @@ DdlnGrantDetails(InternalGrant *istmt)
 		else
 			DdlnJsonString(&buf, GetUserNameFromId(grantee, true));
 	}
-	appendStringInfo(&buf, "], \"grant_option\": %s, \"columns\": %s}",
+	appendStringInfo(&buf, "], \"grant_option\": %s, \"columns\": %s",
 					 istmt->grant_option ? "true" : "false",
 					 istmt->col_privs != NIL ? "true" : "false");
+	if (istmt->col_privs != NIL)
+	{
+		/* GRANT UPDATE (c, d) ...: privilege and columns, as written */
+		appendStringInfoString(&buf, ", \"column_privileges\": [");
+		first = true;
+		foreach(lc, istmt->col_privs)
+		{
+			AccessPriv *ap = (AccessPriv *) lfirst(lc);
+			ListCell   *lc2;
+			bool		firstcol = true;
+
+			if (!first)
+				appendStringInfoString(&buf, ", ");
+			first = false;
+			appendStringInfoString(&buf, "{\"privilege\": ");
+			DdlnJsonString(&buf, ap->priv_name ? asc_toupper(ap->priv_name, strlen(ap->priv_name)) : "ALL");
+			appendStringInfoString(&buf, ", \"columns\": [");
+			foreach(lc2, ap->cols)
+			{
+				if (!firstcol)
+					appendStringInfoString(&buf, ", ");
+				firstcol = false;
+				escape_json(&buf, strVal(lfirst(lc2)));
+			}
+			appendStringInfoString(&buf, "]}");
+		}
+		appendStringInfoChar(&buf, ']');
+	}
+	appendStringInfoChar(&buf, '}');
 	return buf.data;
 }
 
@@ -700,11 +761,15 @@ DdlnEventTriggerTag(FunctionCallInfo fcinfo, const char *fname)
 	return GetCommandTagName(((EventTriggerData *) fcinfo->context)->tag);
 }
 
-/* Run one of the event trigger SRFs through its saved plan. */
+/*
+ * Run one of the event trigger SRFs through its saved plan.  Not read-only:
+ * the statement must see the catalog rows the DDL itself just wrote (the
+ * pg_trigger row of a CREATE TRIGGER, say).
+ */
 static SPITupleTable *
 DdlnReadObjects(SPIPlanPtr *cache, const char *sql, uint64 *n)
 {
-	int			rc = SPI_execute_plan(DdlnPrepare(cache, sql, 0, NULL), NULL, NULL, true, 0);
+	int			rc = SPI_execute_plan(DdlnPrepare(cache, sql, 0, NULL), NULL, NULL, false, 0);
 
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
@@ -747,7 +812,18 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 	DdlnBeginCapture(&call);
 	tuptable = DdlnReadObjects(&ddl_commands_plan,
 							   "SELECT classid, objid, objsubid, command_tag, object_type, "
-							   "schema_name, object_identity, in_extension, command "
+							   /* a trigger, policy or rule lives in its table's schema */
+							   "COALESCE(schema_name, ("
+							   "  SELECT CASE WHEN c.relpersistence = 't' THEN 'pg_temp' ELSE n.nspname::text END "
+							   "  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+							   "  WHERE c.oid = CASE classid "
+							   "    WHEN 'pg_catalog.pg_trigger'::pg_catalog.regclass THEN "
+							   "      (SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.oid = objid) "
+							   "    WHEN 'pg_catalog.pg_policy'::pg_catalog.regclass THEN "
+							   "      (SELECT p.polrelid FROM pg_catalog.pg_policy p WHERE p.oid = objid) "
+							   "    WHEN 'pg_catalog.pg_rewrite'::pg_catalog.regclass THEN "
+							   "      (SELECT r.ev_class FROM pg_catalog.pg_rewrite r WHERE r.oid = objid) END)), "
+							   "object_identity, in_extension, command "
 							   "FROM pg_catalog.pg_event_trigger_ddl_commands()",
 							   &ncommands);
 	if (!DdlnAboutThisExtension(tuptable, ncommands, 5, 7))
@@ -817,7 +893,11 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 	DdlnBeginCapture(&call);
 	tuptable = DdlnReadObjects(&dropped_objects_plan,
 							   "SELECT classid, objid, objsubid, original, normal, is_temporary, "
-							   "object_type, schema_name, object_identity, "
+							   "object_type, "
+							   /* a trigger, policy or rule lives in its table's schema */
+							   "CASE WHEN schema_name IS NULL AND object_type IN ('trigger', 'policy', 'rule') "
+							   "     THEN address_names[1] ELSE schema_name END, "
+							   "object_identity, "
 							   "pg_catalog.jsonb_build_object('original', original, 'cascaded', normal, "
 							   "'address_names', address_names, 'address_args', address_args)::text "
 							   "FROM pg_catalog.pg_event_trigger_dropped_objects()",
@@ -855,6 +935,11 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 		if (!ddln_capture_temp && (is_temp || DdlnIsTempSchema(row.schema_name)))
 			continue;
 
+		/* a view's rule, whatever dependency path reached it */
+		if (row.object_type && strcmp(row.object_type, "rule") == 0 && row.object_identity &&
+			strncmp(row.object_identity, "\"_RETURN\" on ", 13) == 0)
+			continue;
+
 		/* internal companions nobody names */
 		if (!original && !normal && row.object_type != NULL)
 		{
@@ -862,9 +947,6 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 				strcmp(row.object_type, "toast table") == 0)
 				continue;
 			if (row.schema_name && strcmp(row.schema_name, "pg_toast") == 0)
-				continue;
-			if (strcmp(row.object_type, "rule") == 0 && row.object_identity &&
-				strncmp(row.object_identity, "\"_RETURN\" on ", 13) == 0)
 				continue;
 			/* the system triggers that implement a foreign key */
 			if (strcmp(row.object_type, "trigger") == 0 && row.object_identity &&

@@ -254,6 +254,8 @@ DdlnCurrentStatementText(void)
 		s++;
 		len--;
 	}
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\n' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		len--;
 	return pnstrdup(s, len);
 }
 
