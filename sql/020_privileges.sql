@@ -116,6 +116,7 @@ GRANT EXECUTE ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[
 						  ddl_notify.unsubscribe(text), ddl_notify.skip(text, bigint)
 	TO regress_ddln_alice, regress_ddln_bob, regress_ddln_dave;
 GRANT SELECT ON ddl_notify.subscriber_status TO regress_ddln_alice, regress_ddln_bob;
+GRANT EXECUTE ON FUNCTION ddl_notify.delivery_status() TO regress_ddln_alice, regress_ddln_bob;
 
 -- a handler in a schema alice may not use
 CREATE SCHEMA regress_ddln_private;

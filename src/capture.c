@@ -139,9 +139,13 @@ DdlnIsTempSchema(const char *schema_name)
 static bool
 DdlnIsSecretWord(const char *w)
 {
+	/*
+	 * A U&"..." identifier can spell anything with escapes; treat it as a
+	 * secret's name rather than decode it.
+	 */
 	return w != NULL &&
 		(strcasestr(w, "password") != NULL || strcasestr(w, "passwd") != NULL ||
-		 strcasestr(w, "secret") != NULL);
+		 strcasestr(w, "secret") != NULL || strcasestr(w, "u&\"") != NULL);
 }
 
 /* Is the token that starts at p a string constant? */

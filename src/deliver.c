@@ -17,14 +17,14 @@
  *	  so an event whose lower id committed late is read when it appears (G4).
  *	  Order: transactions by their last event id, then statement order (G5).
  * 3. Inside a subtransaction it calls the handler for each wanted event, as
- *	  the subscriber's owner (a local user-id change, as for a SECURITY
- *	  DEFINER function) with a fixed search_path (G10), with
- *	  ddln_current_origin naming the subscriber so that DDL the handler runs
- *	  is tagged (G12).  Filtered-out and echoed events are handled without a
- *	  call.  The constraint checks the handlers deferred are then fired, still
- *	  as the owner: a security-restricted operation would forbid deferred
- *	  constraints altogether, and left to COMMIT they would run as the
- *	  deliverer.  Their failure is treated like a failure at COMMIT.
+ *	  the subscriber's owner, in a security-restricted operation with a fixed
+ *	  search_path (G10): the handler cannot SET ROLE, create temporary
+ *	  objects, hold cursors or leave deferred triggers in the deliverer's
+ *	  session, and every setting it changes is discarded after the call.
+ *	  Constraints are made immediate first, since a restricted operation
+ *	  cannot defer them.  ddln_current_origin names the subscriber so that DDL
+ *	  the handler runs is tagged (G12).  Filtered-out and echoed events are
+ *	  handled without a call.
  * 4. In the same subtransaction it sets the processed bits with a checked
  *	  transition (the bit must have been clear; rows locked in id order) and
  *	  deletes the rows every subscriber has now handled.
@@ -236,8 +236,6 @@ typedef struct DdlnBatch
 	int			failed_index;
 	int64		first_event_id;
 	int64		failed_event_id;
-	bool		deferred_failed;	/* a deferred constraint of the handlers
-									 * failed: culprit unknown */
 	bool		mark_failed;	/* handlers ran, the bits could not be set */
 	ErrorData  *error;
 } DdlnBatch;
@@ -359,7 +357,9 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 	int			save_nestlevel;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(sub->owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(sub->owner,
+						   save_sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
@@ -388,7 +388,8 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 
 	PopActiveSnapshot();
 	ddln_current_origin = NULL;
-	AtEOXact_GUC(true, save_nestlevel);
+	/* nothing the handler SET outlives the call, not even a plain SET */
+	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec);
 
 	/* the next handler sees what this one did */
@@ -396,23 +397,19 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 }
 
 /*
- * Fire the deferred triggers the handlers queued (SET CONSTRAINTS ALL
- * IMMEDIATE) with the subscriber's owner as the current user.  Left for
- * COMMIT, they would run as whoever is delivering.
+ * Make every constraint immediate for the rest of the batch: handlers run in
+ * a security-restricted operation, which cannot leave deferred triggers
+ * behind (they would fire at COMMIT as whoever delivers).  A deferrable
+ * constraint a handler violates therefore fails the handler's statement.
  */
 static void
-DdlnFireDeferred(Oid owner)
+DdlnConstraintsImmediate(void)
 {
-	Oid			save_userid;
-	int			save_sec;
 	int			rc;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	rc = SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
 	PopActiveSnapshot();
-	SetUserIdAndSecContext(save_userid, save_sec);
 	if (rc != SPI_OK_UTILITY)
 		elog(ERROR, "SET CONSTRAINTS failed: %s", SPI_result_code_string(rc));
 }
@@ -533,6 +530,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 							GetUserNameFromId(sub->owner, true) ? GetUserNameFromId(sub->owner, true) : "?",
 							format_procedure(sub->handler), sub->name)));
 		fmgr_info(sub->handler, &flinfo);
+		DdlnConstraintsImmediate();
 
 		for (int i = 0; i < n; i++)
 		{
@@ -552,15 +550,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 			DdlnCallHandler(sub, &flinfo, row);
 			batch->ncalls++;
 		}
-		/*
-		 * Past the handlers: fire the constraint checks they deferred, as
-		 * the subscriber's owner, so that a violation fails this batch here
-		 * rather than at COMMIT under the deliverer's identity.
-		 */
-		current = n;
-		DdlnFireDeferred(sub->owner);
-
-		current = n + 1;		/* the bits */
+		current = n;			/* past the handlers: the bits */
 		DdlnMarkHandled(sub->name, sub->slot, ids, n);
 		{
 			Datum		sv[4];
@@ -607,7 +597,6 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 		handler_timed_out = false;
 
 		batch->status = DDLN_BATCH_HANDLER_FAILED;
-		batch->deferred_failed = (current == n);
 		batch->mark_failed = (current > n);
 		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
 		batch->failed_event_id = ids[batch->failed_index];
@@ -795,16 +784,6 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					DdlnStartTransaction();
 					return false;
 				}
-				if (batch.deferred_failed && batch.nevents > 1)
-				{
-					/* like a failure at COMMIT: isolate the culprit */
-					SPI_rollback();
-					DdlnStartTransaction();
-					limit = 1;
-					continue;
-				}
-				if (batch.deferred_failed)
-					batch.failed_index = 0;
 				if (batch.failed_index > 0)
 				{
 					/* hand over the events before the failing one first */

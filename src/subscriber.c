@@ -33,7 +33,8 @@
  *
  * API rules: NULLs and bad values are refused with their SQLSTATE before
  * anything is written; subscribe and unsubscribe serialise on an API lock
- * so that names and slots are checked against committed state; the tables
+ * and subscribe checks names and slots with the latest snapshot, so against
+ * committed state whatever the caller's isolation level; the tables
  * are written as the extension owner, after the caller's rights were checked
  * (G10): EXECUTE on subscribe() (never granted to PUBLIC), EXECUTE on the
  * handler and USAGE on its schema; only the owner of a subscription or a
@@ -189,6 +190,29 @@ DdlnLockApi(void)
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, DDLN_LOCK_KEY1, DDLN_API_LOCK_KEY2,
 						 DDLN_LOCK_FIELD4);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * Run one read-only API query with the latest snapshot, whatever the
+ * caller's isolation level: the checks of subscribe() must see what other
+ * subscribers committed, or a REPEATABLE READ caller would pick a taken slot.
+ */
+static void
+DdlnApiQueryLatest(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	DdlnSafeState safe;
+	SPIPlanPtr	plan;
+	int			rc;
+
+	DdlnBeginSafe(&safe);
+	plan = SPI_prepare(sql, nargs, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+	rc = SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							  true, false, 0);
+	DdlnEndSafe(&safe);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s", sql, SPI_result_code_string(rc));
 }
 
 /* Run one API statement as the extension owner; SPI must be connected. */
@@ -410,17 +434,17 @@ subscribe(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	DdlnApiExec("SELECT 1 FROM ddl_notify.subscriber WHERE name OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL);
+	DdlnApiQueryLatest("SELECT 1 FROM ddl_notify.subscriber WHERE name OPERATOR(pg_catalog.=) $1",
+					   1, argtypes, values);
 	if (SPI_processed > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("subscriber \"%s\" already exists", name)));
 
-	DdlnApiExec("SELECT pg_catalog.min(g) FROM pg_catalog.generate_series(0, 63) g "
-				"WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
-				"                  WHERE s.slot OPERATOR(pg_catalog.=) g)",
-				0, NULL, NULL, NULL);
+	DdlnApiQueryLatest("SELECT pg_catalog.min(g) FROM pg_catalog.generate_series(0, 63) g "
+					   "WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
+					   "                  WHERE s.slot OPERATOR(pg_catalog.=) g)",
+					   0, NULL, NULL);
 	slot = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &slot_null));
 	if (slot_null)
 		ereport(ERROR,
