@@ -53,6 +53,30 @@ ALTER TABLE ddl_notify.event SET (autovacuum_vacuum_scale_factor = 0.0,
 								   autovacuum_vacuum_insert_threshold = 1000);
 
 /*
+ * Commit order: one row per transaction that recorded events, written just
+ * before it commits (or prepares), with a position drawn from its own
+ * sequence at that moment (so event ids stay dense).  If B waited on A's locks, A drew its position
+ * before B's wait ended, so A's is lower, even if B recorded events before it
+ * waited.  The engine orders transactions by it (G5) and drops a row once
+ * its transaction has no events left.  No index: it is only ever joined in
+ * bulk and kept small.
+ */
+CREATE SEQUENCE ddl_notify.commit_order_pos_seq;
+
+CREATE TABLE ddl_notify.commit_order (
+	xid				xid8 NOT NULL,
+	pos				bigint NOT NULL
+);
+
+COMMENT ON TABLE ddl_notify.commit_order IS
+	'position of each event-recording transaction in commit order; written only by ddl_notify';
+
+ALTER TABLE ddl_notify.commit_order SET (autovacuum_vacuum_scale_factor = 0.0,
+										  autovacuum_vacuum_threshold = 1000,
+										  autovacuum_vacuum_insert_scale_factor = 0.0,
+										  autovacuum_vacuum_insert_threshold = 1000);
+
+/*
  * Subscribers.  "slot" is the bit in event.processed; "start_snapshot" and
  * "start_xid" are the subscription point: the subscriber must see exactly the
  * events of transactions that were not committed when its subscribe()

@@ -21,6 +21,8 @@
  * - The rows are written as the extension's owner (callers cannot write the
  *	 table); role_name records who ran the DDL.  Plans are prepared once per
  *	 backend and survive DROP/CREATE EXTENSION through the plan cache.
+ * - Before it commits, a transaction that recorded events writes its position
+ *	 in commit order (DdlnRecordCommitPosition), which orders delivery (G5).
  * - Events caused by a subscriber's handler carry that subscriber's name in
  *	 "origin" (G12); deliver.c sets ddln_current_origin around handler calls.
  *
@@ -30,6 +32,10 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_constraint.h"
@@ -56,6 +62,8 @@
 #include "utils/formatting.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/xid8.h"
 
 #include "ddl_notify.h"
 
@@ -133,6 +141,41 @@ DdlnIsTempSchema(const char *schema_name)
 		(strcmp(schema_name, "pg_temp") == 0 ||
 		 strncmp(schema_name, "pg_temp_", 8) == 0 ||
 		 strncmp(schema_name, "pg_toast_temp_", 14) == 0);
+}
+
+/*
+ * PRE_COMMIT (or PRE_PREPARE) of a transaction that recorded events: write
+ * its position in commit order, drawn from its sequence now, into
+ * ddl_notify.commit_order.  A plain heap insert into a table without
+ * indexes: one row per DDL transaction, as cheap as a row can be.
+ */
+void
+DdlnRecordCommitPosition(void)
+{
+	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, true);
+	Oid			relid;
+	Oid			seqid;
+	DdlnSafeState safe;
+	Relation	rel;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	HeapTuple	tup;
+
+	if (!OidIsValid(nspid))
+		return;					/* the extension went away in this transaction */
+	relid = get_relname_relid("commit_order", nspid);
+	seqid = get_relname_relid("commit_order_pos_seq", nspid);
+	if (!OidIsValid(relid) || !OidIsValid(seqid))
+		return;
+
+	DdlnBeginSafe(&safe);
+	values[0] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	values[1] = DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(seqid));
+	rel = table_open(relid, RowExclusiveLock);
+	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+	simple_heap_insert(rel, tup);
+	table_close(rel, RowExclusiveLock);
+	DdlnEndSafe(&safe);
 }
 
 /* Is this option name or keyword one whose value is a secret? */

@@ -14,6 +14,9 @@
  *	 released only after the commit became visible, so every DDL transaction
  *	 either is visible in that snapshot or commits after the subscriber.
  *
+ * - Commit order (capture.c, deliver.c).  At PRE_COMMIT, after the lock, a
+ *	 transaction that recorded events draws its position in commit order.
+ *
  * - Wake-up on commit (worker.c).  Once a transaction that recorded events has
  *	 committed, the database's delivery worker is woken.  Nothing is believed
  *	 before COMMIT: the callback runs at XACT_EVENT_COMMIT, never earlier.
@@ -197,6 +200,8 @@ DdlnXactCallback(XactEvent event, void *arg)
 				DdlnFixSubscriptionPoint();
 			else if (ddln_xact_recorded)
 				DdlnLockSubscriptionPoint(ShareLock);
+			if (ddln_xact_recorded)
+				DdlnRecordCommitPosition();
 			break;
 
 		case XACT_EVENT_PRE_PREPARE:
@@ -205,6 +210,9 @@ DdlnXactCallback(XactEvent event, void *arg)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has called ddl_notify.subscribe()"),
 						 errdetail("A subscription point is fixed at commit; a prepared transaction has none.")));
+			/* it keeps its locks until COMMIT PREPARED: its position is now */
+			if (ddln_xact_recorded)
+				DdlnRecordCommitPosition();
 			break;
 
 		case XACT_EVENT_COMMIT:

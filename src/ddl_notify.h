@@ -75,6 +75,7 @@ extern Oid	DdlnExtensionOwner(void);
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
 extern char *DdlnRedactSecrets(const char *query);
+extern void DdlnRecordCommitPosition(void);
 
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */

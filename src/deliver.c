@@ -15,7 +15,9 @@
  *	  transaction not visible in the subscription snapshot (G6).  There is no
  *	  cursor and no high-water mark: whatever is visible and pending is read,
  *	  so an event whose lower id committed late is read when it appears (G4).
- *	  Order: transactions by their last event id, then statement order (G5).
+ *	  Order: transactions by their position in commit order (drawn just
+ *	  before they committed, see ddl_notify.commit_order; the last event id
+ *	  for a transaction without one), then statement order (G5).
  * 3. Inside a subtransaction it calls the handler for each wanted event, as
  *	  the subscriber's owner, in a security-restricted operation with a fixed
  *	  search_path (G10): the handler cannot SET ROLE, create temporary
@@ -122,10 +124,11 @@ static DdlnQuery q_fetch = {
 	"   AND (s.object_types IS NULL OR e.object_type OPERATOR(pg_catalog.=) ANY (s.object_types)) "
 	"   AND (s.schemas IS NULL OR e.schema_name OPERATOR(pg_catalog.=) ANY (s.schemas)) "
 	"   AND (s.echo OR e.origin IS DISTINCT FROM s.name) "
-	"FROM ddl_notify.event e, ddl_notify.subscriber s "
-	"WHERE s.id = $1 "
-	"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid) "
-	"ORDER BY pg_catalog.max(e.id) OVER (PARTITION BY e.xid), e.id "
+	"FROM ddl_notify.event e "
+	"JOIN ddl_notify.subscriber s ON s.id = $1 "
+	"LEFT JOIN ddl_notify.commit_order o ON o.xid OPERATOR(pg_catalog.=) e.xid "
+	"WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid) "
+	"ORDER BY COALESCE(o.pos, pg_catalog.max(e.id) OVER (PARTITION BY e.xid)), e.id "
 	"LIMIT $2",
 	2, {INT4OID, INT4OID}
 };
@@ -158,6 +161,12 @@ static DdlnQuery q_purge = {
 	"  WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
 	"    WHERE ddl_notify.is_pending(e2.processed, e2.xid, s.slot, s.start_snapshot, s.start_xid)) "
 	"  FOR UPDATE SKIP LOCKED)",
+	0, {0}
+};
+
+static DdlnQuery q_purge_order = {
+	"DELETE FROM ddl_notify.commit_order o "
+	"WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) o.xid)",
 	0, {0}
 };
 
@@ -334,6 +343,7 @@ void
 DdlnPurge(void)
 {
 	DdlnRun(&q_purge, NULL, NULL, false, 0);
+	DdlnRun(&q_purge_order, NULL, NULL, false, 0);
 }
 
 static void
