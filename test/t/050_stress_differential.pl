@@ -33,7 +33,7 @@
 # How: StressGen.pm writes one psql script per session from a seed: DDL on
 # many object kinds, in autocommit, transactions with savepoints, and
 # multi-statement strings, with failing statements mixed in.  The sessions
-# run concurrently while the worker delivers to five subscribers.  Then the
+# run concurrently while the worker delivers to six subscribers.  Then the
 # failing subscriber is healed, wait_for_delivery() must return true and
 # each subscriber's log is compared with ref_log as multisets of (xid,
 # trigger_event, command_tag, object_type, schema_name, object_identity).
@@ -61,6 +61,14 @@
 #   R7 a trigger, policy or rule has its table's schema as schema_name
 #      (pg_temp for a temporary table's, so R1 leaves it out).
 #
+# Not covered here: the columns outside the compared key (query, details,
+# role_name, addresses, timestamps); the subscription point (G6: every
+# subscriber subscribes before the load; test/specs/subscription_race.spec);
+# the lock-wait order of G5 (test/specs/order_lock_wait.spec); object kinds
+# the generator does not make (policies, user rules, foreign data, text
+# search, operators, casts, publications, column GRANTs, GRANT ... ON ALL
+# ... IN SCHEMA, ALTER DEFAULT PRIVILEGES).
+#
 # Environment: DDLN_STRESS_SEED (default: from the clock) replays a run's
 # statements (the sessions' interleaving differs); DDLN_STRESS_SCALE
 # (default 1) multiplies the statements per session for soak runs.  The seed
@@ -83,7 +91,7 @@ $seed = (int(time * 1000) ^ ($$ << 12)) % 2147483646 + 1
 my $scale = $ENV{DDLN_STRESS_SCALE} // 1;
 $scale = 1 unless $scale =~ /^\d+(\.\d+)?$/ && $scale > 0;
 my $sessions    = 4;
-my $per_session = int(2500 * $scale);
+my $per_session = int(2000 * $scale);
 my $replay      = "DDLN_STRESS_SEED=$seed"
   . ($scale != 1 ? " DDLN_STRESS_SCALE=$scale" : '')
   . ' prove -I /usr/lib/postgresql/15/lib/pgxs/src/test/perl -I test/t test/t/050_stress_differential.pl';
