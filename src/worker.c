@@ -18,12 +18,17 @@
  *	 COMMIT (ddl_notify.c), so delivery starts within milliseconds; the
  *	 poll interval and the earliest retry time of a failing subscriber bound
  *	 the sleep otherwise.
- * - Stepping aside (G11): before DROP DATABASE, ALTER DATABASE (RENAME,
- *	 SET TABLESPACE...) and CREATE DATABASE ... TEMPLATE, the utility hook
+ * - Stepping aside (G11): before DROP DATABASE, ALTER DATABASE RENAME or
+ *	 SET TABLESPACE, and CREATE DATABASE ... TEMPLATE, the utility hook
  *	 pauses the database in shared memory, asks its worker to exit and waits
  *	 for it, so the command finds no other session in that database.  The
- *	 pause expires after a few seconds; if the database is still there, its
- *	 worker comes back.
+ *	 pause ends with the pausing transaction (or backend); if the database is
+ *	 still there, its worker comes back at once.
+ * - A launcher that starts (first start, or restart after it died) first
+ *	 stops whatever workers an earlier launcher left, so that no database
+ *	 ever has two; a worker checks the generation of its slot before it
+ *	 attaches, so a registration the old launcher left behind cannot take a
+ *	 slot over.
  * - Shared state is protected by the tranche's one LWLock.  Latches are set
  *	 outside it when possible.  Nothing here touches ddl_notify's tables.
  *
@@ -52,6 +57,7 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -68,9 +74,10 @@ PGDLLEXPORT void DdlnLauncherMain(Datum arg);
 PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 
 #define DDLN_MAX_PAUSES			16
-#define DDLN_PAUSE_MS			10000	/* how long a database stays paused */
+#define DDLN_PAUSE_MS			3600000	/* backstop of a pause */
 #define DDLN_STOP_WAIT_MS		5000	/* how long the hook waits for a worker */
 #define DDLN_RESTART_DELAY_MS	1000	/* before restarting a worker that died */
+#define DDLN_PROBE_RETRY_MS		10000	/* a probe that found no free slot */
 #define DDLN_MAX_RESTART_DELAY_MS 60000
 #define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
 
@@ -86,6 +93,7 @@ typedef struct DdlnWorkerSlot
 {
 	DdlnWorkerState state;
 	Oid			dboid;
+	uint64		generation;		/* which registration owns the slot */
 	pid_t		pid;
 	Latch	   *latch;
 	bool		stop;			/* asked to exit */
@@ -93,10 +101,16 @@ typedef struct DdlnWorkerSlot
 	int64		delivered;		/* handler calls committed by this worker */
 } DdlnWorkerSlot;
 
+/*
+ * A database some backend's command needs without other sessions.  It lasts
+ * until that backend's transaction ends (or the backend is gone), with a
+ * backstop in case neither is noticed.
+ */
 typedef struct DdlnPause
 {
 	Oid			dboid;
-	TimestampTz until;
+	pid_t		pid;			/* the backend that paused it */
+	TimestampTz until;			/* backstop */
 } DdlnPause;
 
 typedef struct DdlnShared
@@ -106,6 +120,7 @@ typedef struct DdlnShared
 	Latch	   *launcher_latch;
 	bool		rescan;			/* look at every database again */
 	bool		slots_exhausted;	/* a database waits for a worker slot */
+	uint64		next_generation;
 	DdlnPause	pauses[DDLN_MAX_PAUSES];
 	int			nslots;
 	DdlnWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
@@ -119,8 +134,11 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 #endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* what this transaction's utility commands ask of the launcher at commit */
+/* what this transaction's utility commands ask for at its end */
 static bool launcher_rescan_at_commit = false;
+static bool wake_worker_at_commit = false;
+static Oid	paused_dbs[DDLN_MAX_PAUSES];
+static int	npaused_dbs = 0;
 static bool xact_callback_registered = false;
 
 static Size
@@ -251,41 +269,45 @@ DdlnIsPaused(Oid dboid, TimestampTz now)
 {
 	for (int i = 0; i < DDLN_MAX_PAUSES; i++)
 	{
-		if (ddln_shared->pauses[i].dboid == dboid && ddln_shared->pauses[i].until > now)
+		DdlnPause  *p = &ddln_shared->pauses[i];
+
+		if (p->dboid == dboid && p->until > now && BackendPidGetProc(p->pid) != NULL)
 			return true;
 	}
 	return false;
 }
 
 /*
- * Pause a database and make its worker exit; wait until it has.  Returns
- * false if the worker did not exit in time.
+ * Pause a database until this transaction ends and make its worker exit;
+ * wait until it has.  Returns false if the worker did not exit in time.
  */
 bool
 DdlnStopDatabaseWorker(Oid dboid)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz give_up = TimestampTzPlusMilliseconds(now, DDLN_STOP_WAIT_MS);
-	int			victim = 0;
+	int			victim = -1;
 
 	if (ddln_shared == NULL || !OidIsValid(dboid))
 		return true;
 
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < DDLN_MAX_PAUSES; i++)
+	for (int i = 0; i < DDLN_MAX_PAUSES && victim < 0; i++)
 	{
-		if (ddln_shared->pauses[i].dboid == dboid ||
-			ddln_shared->pauses[i].until <= now)
-		{
-			victim = i;
-			break;
-		}
-		if (ddln_shared->pauses[i].until < ddln_shared->pauses[victim].until)
+		DdlnPause  *p = &ddln_shared->pauses[i];
+
+		if (!OidIsValid(p->dboid) || p->until <= now || BackendPidGetProc(p->pid) == NULL ||
+			(p->dboid == dboid && p->pid == MyProcPid))
 			victim = i;
 	}
+	if (victim < 0)
+		victim = 0;				/* all taken by live backends: the oldest goes */
 	ddln_shared->pauses[victim].dboid = dboid;
+	ddln_shared->pauses[victim].pid = MyProcPid;
 	ddln_shared->pauses[victim].until = TimestampTzPlusMilliseconds(now, DDLN_PAUSE_MS);
 	LWLockRelease(ddln_shared->lock);
+	if (npaused_dbs < DDLN_MAX_PAUSES)
+		paused_dbs[npaused_dbs++] = dboid;
 
 	for (;;)
 	{
@@ -316,31 +338,67 @@ DdlnStopDatabaseWorker(Oid dboid)
 	}
 }
 
+/* At the end of the transaction: lift this backend's pauses. */
 static void
-DdlnWorkerXactCallback(XactEvent event, void *arg)
+DdlnLiftPauses(void)
 {
-	if (event == XACT_EVENT_COMMIT && launcher_rescan_at_commit)
-		DdlnNotifyLauncher();
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
-		launcher_rescan_at_commit = false;
+	Latch	   *launcher;
+
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < DDLN_MAX_PAUSES; i++)
+	{
+		if (ddln_shared->pauses[i].pid == MyProcPid)
+			memset(&ddln_shared->pauses[i], 0, sizeof(DdlnPause));
+	}
+	launcher = ddln_shared->launcher_latch;
+	LWLockRelease(ddln_shared->lock);
+	npaused_dbs = 0;
+	if (launcher)
+		SetLatch(launcher);
 }
 
 static void
-DdlnRescanAtCommit(void)
+DdlnWorkerXactCallback(XactEvent event, void *arg)
+{
+	bool		ending = (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+						  event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE);
+
+	if (event == XACT_EVENT_COMMIT && launcher_rescan_at_commit)
+		DdlnNotifyLauncher();
+	if (event == XACT_EVENT_COMMIT && wake_worker_at_commit)
+		DdlnWakeDatabaseWorker(MyDatabaseId);
+	if (ending && npaused_dbs > 0)
+		DdlnLiftPauses();
+	if (ending)
+	{
+		launcher_rescan_at_commit = false;
+		wake_worker_at_commit = false;
+	}
+}
+
+static void
+DdlnRegisterWorkerCallback(void)
 {
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(DdlnWorkerXactCallback, NULL);
 		xact_callback_registered = true;
 	}
+}
+
+static void
+DdlnRescanAtCommit(void)
+{
+	DdlnRegisterWorkerCallback();
 	launcher_rescan_at_commit = true;
 }
 
 /*
  * Before a utility command runs: step aside for commands that need a
- * database without other sessions (G11), and note the commands after which
- * the launcher should look again.
+ * database without other sessions (G11): DROP DATABASE, ALTER DATABASE
+ * RENAME and SET TABLESPACE, CREATE DATABASE from a template; the pause ends
+ * with this transaction.  And note the commands after which the launcher
+ * should look again, or the worker should wake.
  */
 void
 DdlnBeforeUtility(Node *parsetree)
@@ -360,8 +418,17 @@ DdlnBeforeUtility(Node *parsetree)
 				dbname = ((RenameStmt *) parsetree)->subname;
 			break;
 		case T_AlterDatabaseStmt:
-			dbname = ((AlterDatabaseStmt *) parsetree)->dbname;
-			break;
+			{
+				/* only SET TABLESPACE needs the database to itself */
+				ListCell   *lc;
+
+				foreach(lc, ((AlterDatabaseStmt *) parsetree)->options)
+				{
+					if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
+						dbname = ((AlterDatabaseStmt *) parsetree)->dbname;
+				}
+				break;
+			}
 		case T_CreatedbStmt:
 			{
 				ListCell   *lc;
@@ -381,6 +448,23 @@ DdlnBeforeUtility(Node *parsetree)
 		case T_CreateExtensionStmt:
 			if (strcmp(((CreateExtensionStmt *) parsetree)->extname, DDLN_EXTENSION_NAME) == 0)
 				DdlnRescanAtCommit();
+			break;
+		case T_DropStmt:
+			if (((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION)
+			{
+				ListCell   *lc;
+
+				/* the worker finds the extension gone at once, not at its next poll */
+				foreach(lc, ((DropStmt *) parsetree)->objects)
+				{
+					if (IsA(lfirst(lc), String) &&
+						strcmp(strVal(lfirst(lc)), DDLN_EXTENSION_NAME) == 0)
+					{
+						DdlnRegisterWorkerCallback();
+						wake_worker_at_commit = true;
+					}
+				}
+			}
 			break;
 		default:
 			break;
@@ -539,6 +623,7 @@ DdlnClaimSlot(Oid dboid)
 			memset(s, 0, sizeof(*s));
 			s->state = DDLN_W_STARTING;
 			s->dboid = dboid;
+			s->generation = ++ddln_shared->next_generation;
 			found = i;
 			break;
 		}
@@ -574,6 +659,9 @@ DdlnStartWorker(DdlnLauncherDb *ldb)
 	snprintf(worker.bgw_type, BGW_MAXLEN, "ddl_notify worker");
 	worker.bgw_main_arg = Int32GetDatum(slot);
 	worker.bgw_notify_pid = MyProcPid;
+	LWLockAcquire(ddln_shared->lock, LW_SHARED);
+	memcpy(worker.bgw_extra, &ddln_shared->slots[slot].generation, sizeof(uint64));
+	LWLockRelease(ddln_shared->lock);
 
 	if (!RegisterDynamicBackgroundWorker(&worker, &ldb->handle))
 	{
@@ -595,6 +683,7 @@ DdlnLauncherReap(TimestampTz now)
 		DdlnLauncherDb *ldb = &ldbs[i];
 		pid_t		pid;
 		DdlnWorkerState state;
+		bool		stopped;
 
 		if (ldb->handle == NULL)
 			continue;
@@ -603,18 +692,26 @@ DdlnLauncherReap(TimestampTz now)
 
 		LWLockAcquire(ddln_shared->lock, LW_SHARED);
 		state = ddln_shared->slots[ldb->slot].state;
+		stopped = ddln_shared->slots[ldb->slot].stop;
 		LWLockRelease(ddln_shared->lock);
-
-		if (state == DDLN_W_NO_EXTENSION)
-			ldb->state = DDLN_DB_NO_EXTENSION;
-		else if (state == DDLN_W_RUNNING)
-			ldb->state = DDLN_DB_ACTIVE;
-		/* a worker that died before attaching stays UNKNOWN: probe again */
 
 		DdlnReleaseSlot(ldb->slot);
 		pfree(ldb->handle);
 		ldb->handle = NULL;
 		ldb->slot = -1;
+
+		if (state == DDLN_W_NO_EXTENSION || stopped)
+		{
+			/* it said why it left, or we asked it to: no penalty */
+			if (state == DDLN_W_NO_EXTENSION)
+				ldb->state = DDLN_DB_NO_EXTENSION;
+			ldb->restart_delay_ms = 0;
+			ldb->not_before = 0;
+			continue;
+		}
+		if (state == DDLN_W_RUNNING)
+			ldb->state = DDLN_DB_ACTIVE;
+		/* a worker that died before attaching stays UNKNOWN: probe again */
 
 		/*
 		 * A worker that keeps dying young (an error in every round) is
@@ -627,6 +724,48 @@ DdlnLauncherReap(TimestampTz now)
 		else
 			ldb->restart_delay_ms = DDLN_RESTART_DELAY_MS;
 		ldb->not_before = TimestampTzPlusMilliseconds(now, ldb->restart_delay_ms);
+	}
+}
+
+/*
+ * A launcher that starts finds the slots as an earlier launcher left them
+ * (after it died, say): their workers have no handle here and would never be
+ * reaped.  Stop them, wait for them, and start from empty slots.  A worker
+ * registered but not started yet finds its slot's generation changed and
+ * leaves by itself.
+ */
+static void
+DdlnStopLeftoverWorkers(void)
+{
+	TimestampTz give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), DDLN_STOP_WAIT_MS);
+
+	for (;;)
+	{
+		bool		waiting = false;
+
+		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < ddln_shared->nslots; i++)
+		{
+			DdlnWorkerSlot *s = &ddln_shared->slots[i];
+
+			if (s->state == DDLN_W_FREE)
+				continue;
+			if (s->pid != 0 && GetCurrentTimestamp() < give_up)
+			{
+				s->stop = true;
+				kill(s->pid, SIGTERM);
+				waiting = true;
+			}
+			else
+				memset(s, 0, sizeof(*s));
+		}
+		LWLockRelease(ddln_shared->lock);
+		if (!waiting)
+			return;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -648,6 +787,7 @@ DdlnLauncherMain(Datum arg)
 	ddln_shared->rescan = true;
 	LWLockRelease(ddln_shared->lock);
 
+	DdlnStopLeftoverWorkers();
 	ereport(LOG, (errmsg("ddl_notify launcher started")));
 
 	for (;;)
@@ -655,6 +795,7 @@ DdlnLauncherMain(Datum arg)
 		TimestampTz now = GetCurrentTimestamp();
 		bool		rescan;
 		bool		exhausted = false;
+		bool		probe_waits = false;
 		long		sleep_ms = 10000;
 
 		ResetLatch(MyLatch);
@@ -696,13 +837,27 @@ DdlnLauncherMain(Datum arg)
 			}
 			if (!DdlnStartWorker(ldb))
 			{
-				exhausted = true;
-				sleep_ms = Min(sleep_ms, 1000);
+				/*
+				 * No slot.  A database known to have the extension waits
+				 * for one (said in the log and the status view); one only
+				 * to be looked at is tried again now and then.
+				 */
+				if (ldb->state == DDLN_DB_ACTIVE)
+				{
+					exhausted = true;
+					sleep_ms = Min(sleep_ms, 1000);
+				}
+				else
+				{
+					probe_waits = true;
+					ldb->not_before = TimestampTzPlusMilliseconds(now, DDLN_PROBE_RETRY_MS);
+					sleep_ms = Min(sleep_ms, DDLN_PROBE_RETRY_MS);
+				}
 			}
 		}
 
 		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-		ddln_shared->slots_exhausted = exhausted;
+		ddln_shared->slots_exhausted = exhausted || probe_waits;
 		LWLockRelease(ddln_shared->lock);
 		if (exhausted && !exhausted_logged)
 			ereport(LOG,
@@ -748,6 +903,7 @@ void
 DdlnWorkerMain(Datum arg)
 {
 	int			slot = DatumGetInt32(arg);
+	uint64		generation;
 	Oid			dboid;
 	MemoryContext loopcxt;
 
@@ -755,8 +911,16 @@ DdlnWorkerMain(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
-	my_slot = &ddln_shared->slots[slot];
+	memcpy(&generation, MyBgworkerEntry->bgw_extra, sizeof(uint64));
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	if (ddln_shared->slots[slot].state != DDLN_W_STARTING ||
+		ddln_shared->slots[slot].generation != generation)
+	{
+		/* registered by a launcher that is gone; its slot was taken back */
+		LWLockRelease(ddln_shared->lock);
+		proc_exit(0);
+	}
+	my_slot = &ddln_shared->slots[slot];
 	dboid = my_slot->dboid;
 	my_slot->pid = MyProcPid;
 	LWLockRelease(ddln_shared->lock);
