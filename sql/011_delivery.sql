@@ -98,6 +98,28 @@ SELECT count(*) AS ok_got FROM handled WHERE ident LIKE 'public.m_';
 SELECT ddl_notify.unsubscribe('picky');
 TRUNCATE handled;
 
+-- G7: after a transient failure the engine goes back to full batches
+-- (it used to go on one event per transaction for the rest of the queue)
+CREATE SEQUENCE once_seq;
+CREATE TABLE once_log (ident text, xact xid8);
+CREATE FUNCTION h_once(e ddl_notify.event) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	IF e.object_identity = 'public.n3' AND nextval('public.once_seq') = 1 THEN
+		RAISE EXCEPTION 'transient failure';
+	END IF;
+	INSERT INTO public.once_log VALUES (e.object_identity, pg_current_xact_id());
+END
+$$;
+SELECT ddl_notify.subscribe('once', 'h_once(ddl_notify.event)') > 0 AS subscribed;
+DO $$ BEGIN FOR i IN 1..40 LOOP EXECUTE format('CREATE TABLE n%s ()', i); END LOOP; END $$;
+CALL ddl_notify.deliver();
+CALL ddl_notify.deliver();
+SELECT count(*) AS handled, count(DISTINCT ident) AS distinct_events,
+	   count(DISTINCT xact) <= 4 AS few_transactions
+  FROM once_log;
+SELECT ddl_notify.unsubscribe('once');
+TRUNCATE handled;
+
 -- G7: a stuck handler is cancelled by ddl_notify.handler_timeout
 CREATE FUNCTION h_slow(e ddl_notify.event) RETURNS void LANGUAGE sql AS $$ SELECT pg_sleep(30) $$;
 SELECT ddl_notify.subscribe('slow', 'h_slow(ddl_notify.event)') > 0 AS subscribed;
@@ -164,6 +186,9 @@ SELECT sub, ident FROM handled ORDER BY n;
 SELECT ddl_notify.unsubscribe('alice');
 
 DROP EXTENSION ddl_notify CASCADE;
+DO $$ BEGIN FOR i IN 1..40 LOOP EXECUTE format('DROP TABLE n%s', i); END LOOP; END $$;
+DROP TABLE once_log;
+DROP SEQUENCE once_seq;
 DROP TABLE handled, parent, child, picky_log, tidb_t1000, d1, d2, m1, m2, m3, m4, s1, e1, e1_audit, e2, e2_audit, w1, w2;
 DROP OWNED BY ddln_alice;
 DROP ROLE ddln_alice;

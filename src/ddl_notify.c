@@ -106,11 +106,13 @@ _PG_init(void)
 							"A cancelled call counts as a failed attempt. Zero disables the limit.",
 							&ddln_handler_timeout, 300000, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
-	DefineCustomIntVariable("ddl_notify.max_workers",
-							"Sets how many per-database delivery workers may run at once.",
-							"Zero turns automatic delivery off; CALL ddl_notify.deliver() still works.",
-							&ddln_max_workers, 8, 0, 1024,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	/* a server-start setting can only be defined while preloading */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("ddl_notify.max_workers",
+								"Sets how many per-database delivery workers may run at once.",
+								"Zero turns automatic delivery off; CALL ddl_notify.deliver() still works.",
+								&ddln_max_workers, 8, 0, 1024,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("ddl_notify.poll_interval",
 							"Sets how often an idle delivery worker looks for work without being woken.",
 							"Commits wake the worker at once; this is only the fallback.",

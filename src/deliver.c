@@ -720,35 +720,43 @@ DdlnTryCommit(MemoryContext keep)
 }
 
 static bool DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
-									  MemoryContext keep, MemoryContext batchcxt,
-									  int limit, int batches);
+									  MemoryContext keep, MemoryContext batchcxt);
 
 /*
- * Deliver to one subscriber: at most DDLN_BATCHES_PER_TURN successful
- * batches, then give the others a turn.  Returns true if the subscriber may
- * have more to do.
+ * Deliver to one subscriber for one turn: at most DDLN_BATCHES_PER_TURN
+ * full batches' worth of events, then give the others a turn.  Returns true
+ * if the subscriber may have more to do.
  */
 static bool
 DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep)
 {
-	int			limit = ddln_batch_size;
-	int			batches = 0;
 	MemoryContext batchcxt;
 	MemoryContext oldcxt = CurrentMemoryContext;
 	bool		more;
 
 	batchcxt = AllocSetContextCreate(keep, "ddl_notify batch", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(batchcxt);
-	more = DdlnDeliverSubscriberLoop(id, result, keep, batchcxt, limit, batches);
+	more = DdlnDeliverSubscriberLoop(id, result, keep, batchcxt);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(batchcxt);
 	return more;
 }
 
+/*
+ * The batch size follows what the engine knows about failures: full batches
+ * while all goes well; after a handler failed at event k, one batch of the k
+ * events before it, then full batches again (the failing event now comes
+ * first); after a failure at COMMIT of n events, n batches of one event, the
+ * culprit being one of them, then full batches again.
+ */
 static bool
 DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
-						  MemoryContext batchcxt, int limit, int batches)
+						  MemoryContext batchcxt)
 {
+	int			limit = ddln_batch_size;
+	int			isolating = 0;	/* single-event batches still to run */
+	int64		budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
+
 	for (;;)
 	{
 		DdlnSubscriber sub;
@@ -807,6 +815,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					/* dead-lettered: go on with the next event */
 					(void) DdlnTryCommit(keep);
 					limit = ddln_batch_size;
+					isolating = 0;
 					continue;
 				}
 				(void) DdlnTryCommit(keep);
@@ -816,21 +825,18 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 				commit_error = DdlnTryCommit(keep);
 				if (commit_error == NULL)
 				{
+					bool		drained = (batch.nevents < limit);
+
 					result->delivered += batch.ncalls;
 					result->handled += batch.nevents;
-					if (batch.nevents < limit && limit == ddln_batch_size)
-						return false;	/* drained */
-					if (limit < ddln_batch_size)
-					{
-						/*
-						 * Isolating a failure: keep going one at a time
-						 * until the culprit shows itself, then back to full
-						 * batches.
-						 */
-						continue;
-					}
-					if (++batches >= DDLN_BATCHES_PER_TURN)
-						return true;
+					budget -= batch.nevents;
+					if (isolating > 0)
+						isolating--;
+					if (drained && isolating == 0)
+						return false;
+					limit = (isolating > 0) ? 1 : ddln_batch_size;
+					if (budget <= 0)
+						return true;	/* the others' turn */
 					continue;
 				}
 
@@ -840,6 +846,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 				 */
 				if (batch.nevents > 1)
 				{
+					isolating = batch.nevents;
 					limit = 1;
 					continue;
 				}
