@@ -859,12 +859,14 @@ DdlnLauncherMain(Datum arg)
 		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 		ddln_shared->slots_exhausted = exhausted || probe_waits;
 		LWLockRelease(ddln_shared->lock);
-		if (exhausted && !exhausted_logged)
+		if ((exhausted || probe_waits) && !exhausted_logged)
 			ereport(LOG,
-					(errmsg("ddl_notify: no free worker slot; delivery waits in some databases"),
+					(exhausted ?
+					 errmsg("ddl_notify: no free worker slot; delivery waits in some databases") :
+					 errmsg("ddl_notify: no free worker slot to look for the extension in some databases"),
 					 errhint("Raise ddl_notify.max_workers (now %d) or max_worker_processes.",
 							 ddln_max_workers)));
-		exhausted_logged = exhausted;
+		exhausted_logged = exhausted || probe_waits;
 
 		pgstat_report_activity(STATE_IDLE, NULL);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
