@@ -77,7 +77,6 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_PAUSE_MS			3600000	/* backstop of a pause */
 #define DDLN_STOP_WAIT_MS		5000	/* how long the hook waits for a worker */
 #define DDLN_RESTART_DELAY_MS	1000	/* before restarting a worker that died */
-#define DDLN_PROBE_RETRY_MS		10000	/* a probe that found no free slot */
 #define DDLN_MAX_RESTART_DELAY_MS 60000
 #define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
 
@@ -815,10 +814,15 @@ DdlnLauncherMain(Datum arg)
 		pgstat_report_activity(STATE_RUNNING, "ddl_notify launcher: scheduling workers");
 		DdlnLauncherScan(rescan);
 
+		/* databases known to have the extension first, then the others */
+		for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < nldbs; i++)
 		{
 			DdlnLauncherDb *ldb = &ldbs[i];
 			bool		paused;
+
+			if ((pass == 0) != (ldb->state == DDLN_DB_ACTIVE))
+				continue;
 
 			if (ldb->handle != NULL || !ldb->seen || ldb->state == DDLN_DB_NO_EXTENSION)
 				continue;
@@ -839,20 +843,14 @@ DdlnLauncherMain(Datum arg)
 			{
 				/*
 				 * No slot.  A database known to have the extension waits
-				 * for one (said in the log and the status view); one only
-				 * to be looked at is tried again now and then.
+				 * for one, said in the log and the status view; so does one
+				 * still to be looked at, in other words.
 				 */
 				if (ldb->state == DDLN_DB_ACTIVE)
-				{
 					exhausted = true;
-					sleep_ms = Min(sleep_ms, 1000);
-				}
 				else
-				{
 					probe_waits = true;
-					ldb->not_before = TimestampTzPlusMilliseconds(now, DDLN_PROBE_RETRY_MS);
-					sleep_ms = Min(sleep_ms, DDLN_PROBE_RETRY_MS);
-				}
+				/* a slot frees when a worker exits, which wakes us */
 			}
 		}
 
