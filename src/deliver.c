@@ -38,9 +38,10 @@
  * k > 0 the first k events are redelivered in a batch of their own; the
  * failing event is then first of its batch and its failure is recorded
  * (attempts, last error, next retry with capped exponential backoff) in the
- * same transaction that holds the subscriber's lock.  A failure at COMMIT (a
- * deferred constraint, a serialization failure) cannot be pinned on one
- * event, so the engine retries one event per transaction until it finds it.
+ * same transaction that holds the subscriber's lock.  A failure at COMMIT
+ * itself cannot be pinned on one event, so the engine retries those events
+ * one per transaction until it finds the culprit, then goes back to full
+ * batches.
  * A subscriber with max_attempts sends an event to ddl_notify.dead_letter
  * after that many failures and goes on.  A subscriber in backoff is skipped
  * and never delays the others (G7).
