@@ -14,6 +14,9 @@
 # - delivery: Ir per delivery of CALL ddl_notify.deliver() (4 no-op
 #   subscribers, a backlog of CG_EVENTS COMMENT events), against the same
 #   CALL with an empty backlog.
+# - the worker of one database while a session runs CG_N2 such
+#   transactions there (a delivery round per DDL commit): Ir of its rounds
+#   (DdlnDeliverRound) per transaction.
 # - profiles: the top functions, by exclusive Ir, inside ddl_notify's entry
 #   points only (valgrind --collect-atstart=no --toggle-collect=...):
 #   capture_ddl_command_end, capture_sql_drop, capture_table_rewrite and the
@@ -27,7 +30,9 @@
 # valgrind is installed with apt-get when we are root and it is missing.
 #
 # Environment: CG_N1 (default 10), CG_N2 (default 50), CG_EVENTS (default
-# 2000), CG_TOP (default 25 functions per profile), BENCH_KEEP=1 keeps the
+# 2000), CG_TOP (default 25 functions per profile), CG_RUN3_OPTS (extra
+# postgres options for run 3, e.g. "-c plan_cache_mode=force_generic_plan"
+# to see what re-planning costs the worker), BENCH_KEEP=1 keeps the
 # callgrind.out files (their directory is printed).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -62,11 +67,12 @@ fsync = off
 synchronous_commit = off"
 
 # --- setup, with a normal server -------------------------------------------
-for db in none ddln diy drain0 drain1 drain2; do
+for db in none ddln diy drain0 drain1 drain2 wk; do
 	q C postgres "CREATE DATABASE $db"
 done
 # (quiet: CREATE EXTENSION warns that delivery is manual here)
 psql_c C ddln -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
+psql_c C wk -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
 q_file C diy "$FILES/sql/capture_diy.sql" >/dev/null
 for db in drain0 drain1 drain2; do
 	q_file C "$db" "$FILES/sql/drain.sql" >/dev/null
@@ -96,11 +102,19 @@ done
 cluster_stop C
 
 # --- valgrind runs -----------------------------------------------------------
-# vg_start OPTIONS...: the same cluster, its postmaster under callgrind.
+# The same cluster, its postmaster under callgrind.
+# vg_start VALGRIND_OPTIONS... [-- POSTGRES_OPTIONS...]
 vg_start()
 {
-	as_user valgrind --tool=callgrind --callgrind-out-file="$CG/%p.out" "$@" \
-		postgres -D "$DIR/data" >"$BENCH_TMP/valgrind.log" 2>&1 </dev/null &
+	local vg=() pg=()
+	while (($#)) && [[ $1 != -- ]]; do
+		vg+=("$1")
+		shift
+	done
+	(($#)) && shift
+	pg=("$@")
+	as_user valgrind --tool=callgrind --callgrind-out-file="$CG/%p.out" "${vg[@]}" \
+		postgres -D "$DIR/data" "${pg[@]}" >"$BENCH_TMP/valgrind.log" 2>&1 </dev/null &
 	VG_PID=$!
 	for _ in $(seq 1 600); do
 		as_user pg_isready -q -h "$DIR" -p "${BENCH_PORT[C]}" && return 0
@@ -138,9 +152,11 @@ session()
 	die "no callgrind output for backend $pid"
 }
 
+# ir_total FILE: the Ir of a callgrind output file ("totals:", which a
+# process that had collection toggled has right, else "summary:").
 ir_total()
 {
-	awk '/^(summary|totals):/ { print $2; exit }' "$1"
+	awk '/^summary:/ { s = $2 } /^totals:/ { t = $2 } END { print (t != "" ? t : s) }' "$1"
 }
 
 echo "== run 1: everything counted (Ir = instructions executed)"
@@ -174,19 +190,67 @@ P1=$(session ddln "$BENCH_TMP/ddl.$N2.sql")
 P2=$(session drain2 "CALL ddl_notify.deliver()")
 vg_stop
 
+# profile FILE UNITS UNIT TITLE: the profile of one session, costs also per
+# UNIT (event, delivery).  Inclusive costs of ddl_notify's own functions and
+# of a few PostgreSQL functions that tell where the time goes, then the top
+# functions by exclusive cost.  (Debian's postgres is stripped: its static
+# functions show as addresses.)
 profile()
 {
-	local f=$1 per=$2 what=$3 total
+	local f=$1 units=$2 unit=$3 title=$4 total pat
 	total=$(ir_total "$f")
-	printf '\n-- %s: %s Ir in total, %s Ir per %s\n' "$4" "$total" "$(awk -v t="$total" -v n="$per" 'BEGIN { printf "%.0f", t / n }')" "$what"
-	echo "   top functions by exclusive Ir (inclusive in the second list):"
-	callgrind_annotate --threshold=100 "$f" 2>/dev/null | awk '/^-+$/ { sep++; next } sep >= 3 && NF' | head -n "$TOP" | sed 's/^/   /'
-	echo "   inclusive:"
-	callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null | awk '/^-+$/ { sep++; next } sep >= 3 && NF' | head -n "$TOP" | sed 's/^/   /'
+	printf '\n-- %s\n   %s Ir in total, %s Ir per %s\n' "$title" "$total" \
+		"$(awk -v t="$total" -v n="$units" 'BEGIN { printf "%.0f", t / n }')" "$unit"
+	callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$f" >"$f.incl" 2>/dev/null || true
+	callgrind_annotate --auto=no --threshold=100 "$f" >"$f.excl" 2>/dev/null || true
+	pat='ddl_notify\.so|:(SPI_execute_plan|SPI_prepare|GetCachedPlan|pg_plan_query|ExecutorStart|ExecutorRun|ExecutorEnd'
+	pat+='|ExecInitNode|ExecInitExpr|ExecInitSubPlan|ExecScan|ExecSort|ExecHashJoin|ExecNestLoop|ExecLockRows'
+	pat+='|set_config_option|AtEOXact_GUC|NewGUCNestLevel|jsonb_build_object|pg_event_trigger_ddl_commands'
+	pat+='|pg_event_trigger_dropped_objects|ExecMakeTableFunctionResult|heap_insert|heap_update|heap_delete'
+	pat+='|ExecInsertIndexTuples|tuplesort_performsort|ExecEvalWholeRowVar|plpgsql_call_handler|SPI_commit'
+	pat+='|CommitTransactionCommand|BeginInternalSubTransaction|ReleaseCurrentSubTransaction|XLogInsert) '
+	printf '   inclusive (Ir, share, Ir per %s):\n' "$unit"
+	awk -v n="$units" -v pat="$pat" '
+		/^ *[0-9,]+ \( *[0-9.]+%\)  / && !/=>/ && $0 ~ pat {
+			ir = $1; gsub(",", "", ir)
+			match($0, /\( *[0-9.]+%\)/); share = substr($0, RSTART + 1, RLENGTH - 2); gsub(" ", "", share)
+			fn = $0; sub(/^ *[0-9,]+ \( *[0-9.]+%\)  /, "", fn); sub(/ \[.*$/, "", fn); sub(/^.*\//, "", fn); sub(/^\?\?\?:/, "", fn)
+			if (seen[fn]++) next
+			printf "   %14s %7s %10.0f  %s\n", $1, share, ir / n, fn
+		}' "$f.incl" | head -n 40 || true
+	printf '   top %d by exclusive Ir (Ir, share, Ir per %s):\n' "$TOP" "$unit"
+	awk -v n="$units" '
+		/^ *[0-9,]+ \( *[0-9.]+%\)  / && !/PROGRAM TOTALS/ && !/=>/ {
+			ir = $1; gsub(",", "", ir)
+			match($0, /\( *[0-9.]+%\)/); share = substr($0, RSTART + 1, RLENGTH - 2); gsub(" ", "", share)
+			fn = $0; sub(/^ *[0-9,]+ \( *[0-9.]+%\)  /, "", fn); sub(/^[^ ]*\//, "", fn); sub(/^\?\?\?:/, "", fn)
+			sub(/ \[\/usr\/lib\/postgresql\/[0-9]+\/bin\/postgres\]$/, "", fn)
+			printf "   %14s %7s %10.0f  %s\n", $1, share, ir / n, fn
+		}' "$f.excl" | head -n "$TOP" || true
 }
 profile "$P1" "$((N2 * 6))" event "capture path (capture_* + DdlnXactCallback), $N2 transactions = $((N2 * 6)) events"
 profile "$P2" "$((EVENTS * 4))" delivery "delivery path (deliver), $EVENTS events x 4 subscribers"
+
+# Run 3: the worker while DDL trickles in, as in the capture benchmark: a
+# round per wake-up (one per DDL commit), a few events each.  Only inside
+# DdlnDeliverRound of the worker of database wk (1 no-op subscriber).
+printf '\n== run 3: the worker of one database while a session runs %d transactions (3 DDL each) there\n' "$N2"
+# shellcheck disable=SC2086 # CG_RUN3_OPTS: words on purpose
+vg_start --collect-atstart=no --toggle-collect=DdlnDeliverRound -- -c ddl_notify.max_workers=8 ${CG_RUN3_OPTS:-}
+for _ in $(seq 1 1200); do
+	s=$(q C wk "SELECT ddl_notify.delivery_status()")
+	[[ $s =~ worker\ pid\ ([0-9]+) ]] && break
+	sleep 0.1
+done
+[[ $s =~ worker\ pid\ ([0-9]+) ]] || die "no worker in database wk: $s"
+WK=${BASH_REMATCH[1]}
+q_file C wk "$BENCH_TMP/ddl.$N2.sql" >/dev/null
+[[ $(q C wk "SELECT ddl_notify.wait_for_delivery('600s')") == t ]] || die "the worker did not deliver in database wk"
+vg_stop
+P3=$CG/$WK.out
+[[ -s $P3 ]] || die "no callgrind output for the worker ($P3)"
+profile "$P3" "$N2" "pgbench-style transaction (6 deliveries)" "the worker during the DDL workload (DdlnDeliverRound only)"
 if [[ ${BENCH_KEEP:-0} == 1 ]]; then
 	echo
-	echo "callgrind output files: $CG (capture: $P1, delivery: $P2)"
+	echo "callgrind output files: $CG (capture: $P1, delivery: $P2, worker: $P3)"
 fi

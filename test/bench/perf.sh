@@ -49,9 +49,9 @@ report()
 	local data=$1 title=$2
 	printf '\n-- %s\n' "$title"
 	echo "   by shared object:"
-	perf report -i "$data" --no-children --sort dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 8 | sed 's/^/   /'
+	perf report -i "$data" --no-children --sort dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 8 | sed 's/^/   /' || true
 	echo "   top symbols:"
-	perf report -i "$data" --no-children --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n "$TOP" | sed 's/^/   /'
+	perf report -i "$data" --no-children --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n "$TOP" | sed 's/^/   /' || true
 }
 
 # profile_pgbench DB NAME: perf record the pgbench backends of DB (and the

@@ -49,11 +49,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 QUICK=${BENCH_QUICK:-0}
 SYNC=${BENCH_SYNC_COMMIT:-off}
 if [[ $QUICK == 1 ]]; then
-	CAP_ROUNDS=2 CAP_SECS=3 CAP_WARMUP=1
+	CAP_ROUNDS=1 CAP_SECS=3 CAP_WARMUP=1
 	LAT_N=50
 	MEM_EVENTS=20000
 	HYG_TIMEOUT=40
-	DRAIN_N=5000 DRAIN_ROUNDS=1 DRAIN_FAIL_TIMEOUT=5
+	DRAIN_N=4000 DRAIN_ROUNDS=1 DRAIN_FAIL_TIMEOUT=5
 else
 	CAP_ROUNDS=6 CAP_SECS=4 CAP_WARMUP=2
 	LAT_N=200
@@ -491,13 +491,20 @@ memory_bench()
 	q W b_mem "UPDATE ddl_notify.subscriber SET next_retry_at = NULL WHERE name = 'mem'"
 	# wake the worker at once (a DDL commit sets its latch): one more event
 	q W b_mem "COMMENT ON TABLE public.bench_target IS 'go'"
+	# halfway through, the worker logs its memory contexts
+	for _ in $(seq 1 3000); do
+		s=$(q W b_mem "SELECT count(*) FROM ddl_notify.event")
+		((s <= MEM_EVENTS / 2)) && break
+		sleep 0.2
+	done
+	q W b_mem "SELECT pg_log_backend_memory_contexts($pid)" >/dev/null
 	s=$(q W b_mem "SELECT ddl_notify.wait_for_delivery('900s')")
 	[[ $s == t ]] || die "memory: the backlog was not delivered within 15 minutes"
 	secs=$(q W b_mem "SELECT extract(epoch FROM last_delivered_at - '$t0'::timestamptz) FROM ddl_notify.subscriber WHERE name = 'mem'")
 	q W b_mem "SELECT pg_log_backend_memory_contexts($pid)" >/dev/null
 	# the worker logs its memory contexts when it next checks for interrupts
 	for _ in $(seq 1 50); do
-		(($(grep -c "\[$pid\].*Grand total" "$(cluster_log W)") >= 2)) && break
+		(($(grep -c "\[$pid\].*Grand total" "$(cluster_log W)") >= 3)) && break
 		sleep 0.1
 	done
 	kill "$sampler" 2>/dev/null || true
@@ -511,8 +518,17 @@ memory_bench()
 	echo "   drained $((MEM_EVENTS + 1)) events in $(fmt "$secs" 2) s: $rate deliveries/s (1 subscriber, backlog of $MEM_EVENTS)"
 	echo "   $(wc -l <"$f") samples: peak VmRSS $peak_rss kB (+$grow_rss MB over idle), peak RssAnon $peak_anon kB (+$grow_anon MB), VmHWM $hwm kB"
 	echo "   (VmRSS counts the shared buffers the worker touched, RssShmem; RssAnon is its private memory)"
-	echo "   memory contexts of the worker (server log, pg_log_backend_memory_contexts), idle then after the drain:"
-	grep -E "\[$pid\].*Grand total" "$(cluster_log W)" | sed 's/^.*Grand total/      Grand total/' | tail -n 2
+	echo "   memory contexts of the worker (server log, pg_log_backend_memory_contexts), idle, halfway, after the drain:"
+	grep -E "\[$pid\].*Grand total" "$(cluster_log W)" | sed 's/^.*Grand total/      Grand total/' | tail -n 3
+	echo "   the largest contexts halfway:"
+	awk -v pid="[$pid]" '
+		index($0, pid) && /Grand total/ { dump++; next }
+		index($0, pid) && dump == 1 && match($0, /level: [0-9]+; .*: [0-9]+ total in/) {
+			line = substr($0, RSTART, RLENGTH); sub(/ total in$/, "", line)
+			n = line; sub(/^.*: /, "", n)
+			name = line; sub(/^level: [0-9]+; /, "", name); sub(/: [0-9]+$/, "", name)
+			print n, name
+		}' "$(cluster_log W)" | sort -rn | head -n 6 | awk '{ n = $1; $1 = ""; printf "      %9d bytes %s\n", n, $0 }' || true
 	printf '   goal: growth < 20 MB: VmRSS %s, private (RssAnon) %s\n' "$(verdict "$grow_rss" '<=' 20)" "$(verdict "$grow_anon" '<=' 20)"
 	row "3b. worker drain rate, 1 sub, ${MEM_EVENTS} backlog (deliv/s)" "$rate" "(>= 20000 at 10k x 4)" "$(verdict "$rate" '>=' 20000)"
 	row "4. worker VmRSS idle / peak (MB)" "$(fmt "$(awk -v a="$idle_rss" 'BEGIN{print a/1024}')" 1) / $(fmt "$(awk -v a="$peak_rss" 'BEGIN{print a/1024}')" 1)" "" ""
