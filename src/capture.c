@@ -18,9 +18,11 @@
  *	 of dropped objects nobody names (row and array types, TOAST tables, a
  *	 view's _RETURN rule, the system triggers of a foreign key), and temporary objects unless
  *	 ddl_notify.capture_temp is on.
- * - The rows are written as the extension's owner (callers cannot write the
- *	 table); role_name records who ran the DDL.  Plans are prepared once per
- *	 backend and survive DROP/CREATE EXTENSION through the plan cache.
+ * - Rows are formed in C and written with a plain heap and index insert (as
+ *	 PostgreSQL writes its catalogs): no executor, no SQL, no search_path.
+ *	 Capture runs as the DDL's author; role_name records who that was.  The
+ *	 event trigger functions are read through SPI with plans prepared once
+ *	 per backend, every name and operator schema-qualified.
  * - Before it commits, a transaction that recorded events writes its position
  *	 in commit order (DdlnRecordCommitPosition), which orders delivery (G5).
  * - Events caused by a subscriber's handler carry that subscriber's name in
@@ -35,6 +37,7 @@
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
@@ -47,6 +50,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
+#include "commands/sequence.h"
 #include "common/keywords.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -93,14 +97,40 @@ typedef struct DdlnEventRow
 /* What every row of one trigger call shares. */
 typedef struct DdlnCaptureCall
 {
-	const char *role_name;
+	NameData	role_name;
 	const char *query;
-	DdlnSafeState safe;
+	Relation	rel;			/* ddl_notify.event, opened at the first row */
+	CatalogIndexState indstate;
+	Oid			seqid;			/* its id sequence */
 } DdlnCaptureCall;
 
-#define DDLN_INSERT_NARGS 13
-
-static SPIPlanPtr insert_plan = NULL;
+/*
+ * The columns of ddl_notify.event, in the order of the install script.  The
+ * rows are formed here and written with a plain heap and index insert: no
+ * executor, no SQL, no search_path, and no privilege check on a table the
+ * DDL's author may not write (capture runs as that author).
+ */
+enum
+{
+	DDLN_EV_ID = 0,
+	DDLN_EV_XID,
+	DDLN_EV_OCCURRED_AT,
+	DDLN_EV_TRIGGER_EVENT,
+	DDLN_EV_COMMAND_TAG,
+	DDLN_EV_OBJECT_TYPE,
+	DDLN_EV_SCHEMA_NAME,
+	DDLN_EV_OBJECT_IDENTITY,
+	DDLN_EV_CLASSID,
+	DDLN_EV_OBJID,
+	DDLN_EV_OBJSUBID,
+	DDLN_EV_IN_EXTENSION,
+	DDLN_EV_ROLE_NAME,
+	DDLN_EV_QUERY,
+	DDLN_EV_DETAILS,
+	DDLN_EV_ORIGIN,
+	DDLN_EV_PROCESSED,
+	DDLN_EV_NATTS
+};
 static SPIPlanPtr ddl_commands_plan = NULL;
 static SPIPlanPtr dropped_objects_plan = NULL;
 
@@ -155,7 +185,6 @@ DdlnRecordCommitPosition(void)
 	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, true);
 	Oid			relid;
 	Oid			seqid;
-	DdlnSafeState safe;
 	Relation	rel;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
@@ -168,14 +197,13 @@ DdlnRecordCommitPosition(void)
 	if (!OidIsValid(relid) || !OidIsValid(seqid))
 		return;
 
-	DdlnBeginSafe(&safe);
 	values[0] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-	values[1] = DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(seqid));
+	values[1] = Int64GetDatum(nextval_internal(seqid, false));
 	rel = table_open(relid, RowExclusiveLock);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 	simple_heap_insert(rel, tup);
+	heap_freetuple(tup);
 	table_close(rel, RowExclusiveLock);
-	DdlnEndSafe(&safe);
 }
 
 /* Is this option name or keyword one whose value is a secret? */
@@ -273,89 +301,90 @@ DdlnRedactSecrets(const char *query)
 	return out.data;
 }
 
-/* Start a trigger call: who ran it, what statement, and switch to the owner. */
+/* Start a trigger call: who ran it and what statement. */
 static void
 DdlnBeginCapture(DdlnCaptureCall *call)
 {
-	call->role_name = GetUserNameFromId(GetUserId(), false);
+	memset(call, 0, sizeof(*call));
+	namestrcpy(&call->role_name, GetUserNameFromId(GetUserId(), false));
 	call->query = ddln_capture_query ? DdlnRedactSecrets(DdlnCurrentStatementText()) : NULL;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* the table is the extension owner's; write it as the owner */
-	DdlnBeginSafe(&call->safe);
 }
 
 static void
 DdlnEndCapture(DdlnCaptureCall *call)
 {
-	DdlnEndSafe(&call->safe);
+	if (call->rel)
+	{
+		CatalogCloseIndexes(call->indstate);
+		table_close(call->rel, RowExclusiveLock);
+	}
 	SPI_finish();
+}
+
+/* Open ddl_notify.event and its indexes for this call's rows. */
+static void
+DdlnOpenEventTable(DdlnCaptureCall *call)
+{
+	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, false);
+	Oid			relid = get_relname_relid("event", nspid);
+
+	call->seqid = get_relname_relid("event_id_seq", nspid);
+	if (!OidIsValid(relid) || !OidIsValid(call->seqid))
+		elog(ERROR, "ddl_notify.event or its sequence is missing");
+	call->rel = table_open(relid, RowExclusiveLock);
+	if (RelationGetDescr(call->rel)->natts != DDLN_EV_NATTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table ddl_notify.event does not have the columns this version of ddl_notify writes"),
+				 errhint("Do not alter the extension's tables; ALTER EXTENSION ddl_notify UPDATE brings them in line.")));
+	call->indstate = CatalogOpenIndexes(call->rel);
 }
 
 static void
 DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 {
-	static Oid	argtypes[DDLN_INSERT_NARGS] = {
-		TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, OIDOID, OIDOID, INT4OID,
-		BOOLOID, NAMEOID, TEXTOID, JSONBOID, TEXTOID
-	};
-	Datum		values[DDLN_INSERT_NARGS];
-	char		nulls[DDLN_INSERT_NARGS];
-	SPIPlanPtr	plan;
-	int			rc;
+	Datum		values[DDLN_EV_NATTS];
+	bool		nulls[DDLN_EV_NATTS];
+	HeapTuple	tup;
 
-#define DDLN_TEXT_ARG(i, s) \
+#define DDLN_TEXT(col, str) \
 	do { \
-		if ((s) != NULL) { values[i] = CStringGetTextDatum(s); nulls[i] = ' '; } \
-		else { values[i] = (Datum) 0; nulls[i] = 'n'; } \
+		nulls[col] = ((str) == NULL); \
+		values[col] = (str) ? CStringGetTextDatum(str) : (Datum) 0; \
 	} while (0)
 
-	DDLN_TEXT_ARG(0, row->trigger_event);
-	DDLN_TEXT_ARG(1, row->command_tag);
-	DDLN_TEXT_ARG(2, row->object_type);
-	DDLN_TEXT_ARG(3, row->schema_name);
-	DDLN_TEXT_ARG(4, row->object_identity);
-	values[5] = ObjectIdGetDatum(row->classid);
-	values[6] = ObjectIdGetDatum(row->objid);
-	values[7] = Int32GetDatum(row->objsubid);
-	nulls[5] = nulls[6] = nulls[7] = row->has_address ? ' ' : 'n';
-	values[8] = BoolGetDatum(row->in_extension);
-	nulls[8] = ' ';
-	values[9] = CStringGetDatum(call->role_name);
-	nulls[9] = ' ';
-	DDLN_TEXT_ARG(10, call->query);
-	if (row->details)
-	{
-		values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(row->details));
-		nulls[11] = ' ';
-	}
-	else
-	{
-		values[11] = (Datum) 0;
-		nulls[11] = 'n';
-	}
-	DDLN_TEXT_ARG(12, ddln_current_origin);
-#undef DDLN_TEXT_ARG
+	if (call->rel == NULL)
+		DdlnOpenEventTable(call);
 
-	/* name wants a NameData, not a C string */
-	{
-		Name		n = (Name) palloc0(NAMEDATALEN);
+	memset(nulls, false, sizeof(nulls));
+	values[DDLN_EV_ID] = Int64GetDatum(nextval_internal(call->seqid, false));
+	values[DDLN_EV_XID] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	values[DDLN_EV_OCCURRED_AT] = TimestampTzGetDatum(GetCurrentStatementStartTimestamp());
+	DDLN_TEXT(DDLN_EV_TRIGGER_EVENT, row->trigger_event);
+	DDLN_TEXT(DDLN_EV_COMMAND_TAG, row->command_tag);
+	DDLN_TEXT(DDLN_EV_OBJECT_TYPE, row->object_type);
+	DDLN_TEXT(DDLN_EV_SCHEMA_NAME, row->schema_name);
+	DDLN_TEXT(DDLN_EV_OBJECT_IDENTITY, row->object_identity);
+	values[DDLN_EV_CLASSID] = ObjectIdGetDatum(row->classid);
+	values[DDLN_EV_OBJID] = ObjectIdGetDatum(row->objid);
+	values[DDLN_EV_OBJSUBID] = Int32GetDatum(row->objsubid);
+	nulls[DDLN_EV_CLASSID] = nulls[DDLN_EV_OBJID] = nulls[DDLN_EV_OBJSUBID] = !row->has_address;
+	values[DDLN_EV_IN_EXTENSION] = BoolGetDatum(row->in_extension);
+	values[DDLN_EV_ROLE_NAME] = NameGetDatum(&call->role_name);
+	DDLN_TEXT(DDLN_EV_QUERY, call->query);
+	nulls[DDLN_EV_DETAILS] = (row->details == NULL);
+	values[DDLN_EV_DETAILS] = row->details ?
+		DirectFunctionCall1(jsonb_in, CStringGetDatum(row->details)) : (Datum) 0;
+	DDLN_TEXT(DDLN_EV_ORIGIN, ddln_current_origin);
+	values[DDLN_EV_PROCESSED] = Int64GetDatum(0);
+#undef DDLN_TEXT
 
-		namestrcpy(n, call->role_name);
-		values[9] = NameGetDatum(n);
-	}
-
-	plan = DdlnPrepare(&insert_plan,
-					   "INSERT INTO ddl_notify.event (trigger_event, command_tag, object_type, "
-					   "schema_name, object_identity, classid, objid, objsubid, in_extension, "
-					   "role_name, query, details, origin) "
-					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-					   DDLN_INSERT_NARGS, argtypes);
-
-	rc = SPI_execute_plan(plan, values, nulls, false, 0);
-	if (rc != SPI_OK_INSERT)
-		elog(ERROR, "could not record DDL event: %s", SPI_result_code_string(rc));
+	tup = heap_form_tuple(RelationGetDescr(call->rel), values, nulls);
+	CatalogTupleInsertWithInfo(call->rel, tup, call->indstate);
+	heap_freetuple(tup);
 
 	ddln_xact_recorded = true;
 }
@@ -861,15 +890,17 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 							   "SELECT classid, objid, objsubid, command_tag, object_type, "
 							   /* a trigger, policy or rule lives in its table's schema */
 							   "COALESCE(schema_name, ("
-							   "  SELECT CASE WHEN c.relpersistence = 't' THEN 'pg_temp' ELSE n.nspname::text END "
-							   "  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-							   "  WHERE c.oid = CASE classid "
-							   "    WHEN 'pg_catalog.pg_trigger'::pg_catalog.regclass THEN "
-							   "      (SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.oid = objid) "
-							   "    WHEN 'pg_catalog.pg_policy'::pg_catalog.regclass THEN "
-							   "      (SELECT p.polrelid FROM pg_catalog.pg_policy p WHERE p.oid = objid) "
-							   "    WHEN 'pg_catalog.pg_rewrite'::pg_catalog.regclass THEN "
-							   "      (SELECT r.ev_class FROM pg_catalog.pg_rewrite r WHERE r.oid = objid) END)), "
+							   "  SELECT CASE WHEN c.relpersistence OPERATOR(pg_catalog.=) 't' "
+							   "              THEN 'pg_temp' ELSE n.nspname::pg_catalog.text END "
+							   "  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+							   "       ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+							   "  WHERE c.oid OPERATOR(pg_catalog.=) CASE "
+							   "    WHEN classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_trigger'::pg_catalog.regclass THEN "
+							   "      (SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.oid OPERATOR(pg_catalog.=) objid) "
+							   "    WHEN classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass THEN "
+							   "      (SELECT p.polrelid FROM pg_catalog.pg_policy p WHERE p.oid OPERATOR(pg_catalog.=) objid) "
+							   "    WHEN classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass THEN "
+							   "      (SELECT r.ev_class FROM pg_catalog.pg_rewrite r WHERE r.oid OPERATOR(pg_catalog.=) objid) END)), "
 							   "object_identity, in_extension, command "
 							   "FROM pg_catalog.pg_event_trigger_ddl_commands()",
 							   &ncommands);
@@ -942,11 +973,12 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 							   "SELECT classid, objid, objsubid, original, normal, is_temporary, "
 							   "object_type, "
 							   /* a trigger, policy or rule lives in its table's schema */
-							   "CASE WHEN schema_name IS NULL AND object_type IN ('trigger', 'policy', 'rule') "
+							   "CASE WHEN schema_name IS NULL AND object_type OPERATOR(pg_catalog.=) "
+							   "          ANY ('{trigger,policy,rule}'::pg_catalog.text[]) "
 							   "     THEN address_names[1] ELSE schema_name END, "
 							   "object_identity, "
 							   "pg_catalog.jsonb_build_object('original', original, 'cascaded', normal, "
-							   "'address_names', address_names, 'address_args', address_args)::text "
+							   "'address_names', address_names, 'address_args', address_args)::pg_catalog.text "
 							   "FROM pg_catalog.pg_event_trigger_dropped_objects()",
 							   &nobjects);
 	if (DdlnAboutThisExtension(tuptable, nobjects, 7, 9))
