@@ -92,7 +92,7 @@ typedef struct DdlnRoundResult
 	TimestampTz next_retry;		/* earliest backoff expiry, 0 if none */
 } DdlnRoundResult;
 
-extern void DdlnDeliverRound(DdlnRoundResult *result);
+extern void DdlnDeliverRound(DdlnRoundResult *result, bool sweep);
 extern void DdlnStartTransaction(void);
 extern void DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n);
 extern void DdlnPurge(void);

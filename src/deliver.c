@@ -887,11 +887,12 @@ DdlnStartTransaction(void)
 
 /*
  * One delivery round: every subscriber that is due, until nothing is left
- * or every remaining subscriber is in backoff.  Called inside a started
- * transaction; returns inside a fresh one.
+ * or every remaining subscriber is in backoff, then (if "sweep") the sweep of
+ * rows nobody needs.  Called inside a started transaction; returns inside a
+ * fresh one.
  */
 void
-DdlnDeliverRound(DdlnRoundResult *result)
+DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 {
 	MemoryContext keep;
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -947,11 +948,16 @@ DdlnDeliverRound(DdlnRoundResult *result)
 
 		/*
 		 * Sweep the rows nobody needs: committed before every current
-		 * subscriber subscribed, or left by one that unsubscribed.
+		 * subscriber subscribed, or left by one that unsubscribed.  Rows
+		 * every subscriber handled are gone already (DdlnMarkHandled); this
+		 * is a full scan, so the worker does it only now and then.
 		 */
-		DdlnPurge();
-		SPI_commit();
-		DdlnStartTransaction();
+		if (sweep)
+		{
+			DdlnPurge();
+			SPI_commit();
+			DdlnStartTransaction();
+		}
 
 		pgstat_report_activity(STATE_IDLE, NULL);
 		SPI_finish();
@@ -981,7 +987,7 @@ deliver(PG_FUNCTION_ARGS)
 				 errdetail("Delivery commits one transaction per batch."),
 				 errhint("Run CALL ddl_notify.deliver() as a statement of its own.")));
 
-	DdlnDeliverRound(&result);
+	DdlnDeliverRound(&result, true);
 
 	if (result.failures > 0)
 		ereport(NOTICE,

@@ -14,7 +14,9 @@
  *	 CREATE EXTENSION ddl_notify and CREATE DATABASE ask for a new look at
  *	 commit; DROP EXTENSION makes the worker find the extension gone and exit.
  * - A worker loops: one delivery round (DdlnDeliverRound), then sleep until
- *	 woken.  A transaction that recorded events sets the worker's latch at
+ *	 woken; under a steady stream of commits it waits 10 ms between rounds so
+ *	 that each round serves many of them, and sweeps rows nobody needs at
+ *	 most once a second (every round otherwise).  A transaction that recorded events sets the worker's latch at
  *	 COMMIT (ddl_notify.c), so delivery starts within milliseconds; the
  *	 poll interval and the earliest retry time of a failing subscriber bound
  *	 the sleep otherwise.
@@ -79,6 +81,8 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_RESTART_DELAY_MS	1000	/* before restarting a worker that died */
 #define DDLN_MAX_RESTART_DELAY_MS 60000
 #define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
+#define DDLN_SWEEP_INTERVAL_MS	1000	/* a busy worker sweeps this often */
+#define DDLN_BUSY_ROUND_INTERVAL_MS 10	/* between rounds under a stream of commits */
 
 typedef enum DdlnWorkerState
 {
@@ -904,6 +908,9 @@ DdlnWorkerMain(Datum arg)
 {
 	int			slot = DatumGetInt32(arg);
 	uint64		generation;
+	TimestampTz last_sweep = 0;
+	bool		sweep;
+	bool		busy = false;	/* commits arrived during the last round */
 	Oid			dboid;
 	MemoryContext loopcxt;
 
@@ -980,12 +987,17 @@ DdlnWorkerMain(Datum arg)
 			proc_exit(0);
 		}
 
+		/* sweep every round, but at most once a second under a stream */
+		sweep = !busy || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
+													DDLN_SWEEP_INTERVAL_MS);
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PortalContext = loopcxt;
-		DdlnDeliverRound(&result);
+		DdlnDeliverRound(&result, sweep);
 		CommitTransactionCommand();
 		PortalContext = NULL;
+		if (sweep)
+			last_sweep = GetCurrentTimestamp();
 
 		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 		my_slot->last_round = GetCurrentTimestamp();
@@ -994,6 +1006,21 @@ DdlnWorkerMain(Datum arg)
 
 		if (result.more)
 			continue;
+
+		/*
+		 * Commits that arrived while this round ran set the latch again.
+		 * Under such a steady stream, wait a little before the next round,
+		 * so that one round serves many commits instead of one each; an
+		 * event that arrives while the worker is idle is taken at once.
+		 */
+		busy = (result.handled > 0 && MyLatch->is_set);
+		if (busy)
+		{
+			pgstat_report_activity(STATE_IDLE, NULL);
+			(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 DDLN_BUSY_ROUND_INTERVAL_MS, PG_WAIT_EXTENSION);
+			continue;
+		}
 		if (result.next_retry != 0)
 		{
 			long		secs;
