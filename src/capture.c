@@ -21,8 +21,9 @@
  * - Rows are formed in C and written with a plain heap and index insert (as
  *	 PostgreSQL writes its catalogs): no executor, no SQL, no search_path.
  *	 Capture runs as the DDL's author; role_name records who that was.  The
- *	 event trigger functions are read through SPI with plans prepared once
- *	 per backend, every name and operator schema-qualified.
+ *	 event trigger functions (pg_event_trigger_ddl_commands() and friends)
+ *	 are called directly through fmgr, as the executor calls a function in
+ *	 FROM: capture runs no SQL at all.
  * - Before it commits, a transaction that recorded events writes its position
  *	 in commit order (DdlnRecordCommitPosition), which orders delivery (G5).
  * - Events caused by a subscriber's handler carry that subscriber's name in
@@ -34,6 +35,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -47,12 +49,17 @@
 #include "catalog/pg_language.h"
 #include "catalog/pg_largeobject_metadata.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_policy.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_rewrite.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/sequence.h"
 #include "common/keywords.h"
-#include "executor/spi.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -61,12 +68,15 @@
 #include "tcop/cmdtag.h"
 #include "tcop/deparse_utility.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/formatting.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 #include "utils/xid8.h"
 
 #include "ddl_notify.h"
@@ -131,25 +141,7 @@ enum
 	DDLN_EV_PROCESSED,
 	DDLN_EV_NATTS
 };
-static SPIPlanPtr ddl_commands_plan = NULL;
-static SPIPlanPtr dropped_objects_plan = NULL;
 
-static SPIPlanPtr
-DdlnPrepare(SPIPlanPtr *cache, const char *sql, int nargs, Oid *argtypes)
-{
-	if (*cache == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		*cache = plan;
-	}
-	return *cache;
-}
 
 static bool
 DdlnIsOwnObject(const char *object_type, const char *schema_name,
@@ -308,9 +300,6 @@ DdlnBeginCapture(DdlnCaptureCall *call)
 	memset(call, 0, sizeof(*call));
 	namestrcpy(&call->role_name, GetUserNameFromId(GetUserId(), false));
 	call->query = ddln_capture_query ? DdlnRedactSecrets(DdlnCurrentStatementText()) : NULL;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 }
 
 static void
@@ -321,7 +310,6 @@ DdlnEndCapture(DdlnCaptureCall *call)
 		CatalogCloseIndexes(call->indstate);
 		table_close(call->rel, RowExclusiveLock);
 	}
-	SPI_finish();
 }
 
 /* Open ddl_notify.event and its indexes for this call's rows. */
@@ -820,11 +808,6 @@ DdlnRecordGrant(DdlnCaptureCall *call, const char *tag, CollectedCommand *cmd,
 	}
 }
 
-static const char *
-DdlnNullableText(HeapTuple tup, TupleDesc desc, int col)
-{
-	return SPI_getvalue(tup, desc, col);
-}
 
 /* The command tag of an event trigger call; refuse any other kind of call. */
 static const char *
@@ -837,20 +820,74 @@ DdlnEventTriggerTag(FunctionCallInfo fcinfo, const char *fname)
 	return GetCommandTagName(((EventTriggerData *) fcinfo->context)->tag);
 }
 
-/*
- * Run one of the event trigger SRFs through its saved plan.  Not read-only:
- * the statement must see the catalog rows the DDL itself just wrote (the
- * pg_trigger row of a CREATE TRIGGER, say).
- */
-static SPITupleTable *
-DdlnReadObjects(SPIPlanPtr *cache, const char *sql, uint64 *n)
+/* The rows of one of the event trigger functions, deformed. */
+typedef struct DdlnObjects
 {
-	int			rc = SPI_execute_plan(DdlnPrepare(cache, sql, 0, NULL), NULL, NULL, false, 0);
+	int			n;
+	Datum	  **values;
+	bool	  **nulls;
+} DdlnObjects;
 
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
-	*n = SPI_processed;
-	return SPI_tuptable;
+/*
+ * Call pg_event_trigger_ddl_commands() or pg_event_trigger_dropped_objects()
+ * directly, as the executor calls a set-returning function in a FROM clause,
+ * and keep its rows: no SQL, no planning, no executor start-up per DDL.
+ */
+static void
+DdlnReadObjects(Oid fnoid, DdlnObjects *objs)
+{
+	FmgrInfo	flinfo;
+	ReturnSetInfo rsinfo;
+	ExprContext *econtext = CreateStandaloneExprContext();
+	TupleTableSlot *slot;
+	int			allocated = 8;
+
+	LOCAL_FCINFO(fcinfo, 0);
+
+	fmgr_info(fnoid, &flinfo);
+	memset(&rsinfo, 0, sizeof(rsinfo));
+	rsinfo.type = T_ReturnSetInfo;
+	rsinfo.econtext = econtext;
+	rsinfo.allowedModes = (int) SFRM_Materialize;
+	rsinfo.returnMode = SFRM_Materialize;
+	InitFunctionCallInfoData(*fcinfo, &flinfo, 0, InvalidOid, NULL, (Node *) &rsinfo);
+	(void) FunctionCallInvoke(fcinfo);
+
+	memset(objs, 0, sizeof(*objs));
+	if (rsinfo.setResult == NULL)
+	{
+		FreeExprContext(econtext, true);
+		return;
+	}
+	objs->values = palloc(sizeof(Datum *) * allocated);
+	objs->nulls = palloc(sizeof(bool *) * allocated);
+	slot = MakeSingleTupleTableSlot(rsinfo.setDesc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(rsinfo.setResult, true, false, slot))
+	{
+		HeapTuple	tup = ExecCopySlotHeapTuple(slot);
+		int			natts = rsinfo.setDesc->natts;
+
+		if (objs->n == allocated)
+		{
+			allocated *= 2;
+			objs->values = repalloc(objs->values, sizeof(Datum *) * allocated);
+			objs->nulls = repalloc(objs->nulls, sizeof(bool *) * allocated);
+		}
+		objs->values[objs->n] = palloc(sizeof(Datum) * natts);
+		objs->nulls[objs->n] = palloc(sizeof(bool) * natts);
+		heap_deform_tuple(tup, rsinfo.setDesc, objs->values[objs->n], objs->nulls[objs->n]);
+		objs->n++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_end(rsinfo.setResult);
+	FreeExprContext(econtext, true);
+}
+
+/* Column "col" (0-based) of row "i", as a C string, NULL for NULL. */
+static const char *
+DdlnObjText(DdlnObjects *objs, int i, int col)
+{
+	return objs->nulls[i][col] ? NULL : TextDatumGetCString(objs->values[i][col]);
 }
 
 /*
@@ -859,18 +896,97 @@ DdlnReadObjects(SPIPlanPtr *cache, const char *sql, uint64 *n)
  * the others are the extension's own objects.
  */
 static bool
-DdlnAboutThisExtension(SPITupleTable *t, uint64 n, int typecol, int identcol)
+DdlnAboutThisExtension(DdlnObjects *objs, int typecol, int identcol)
 {
-	for (uint64 i = 0; i < n; i++)
+	for (int i = 0; i < objs->n; i++)
 	{
-		const char *otype = SPI_getvalue(t->vals[i], t->tupdesc, typecol);
-		const char *ident = SPI_getvalue(t->vals[i], t->tupdesc, identcol);
+		const char *otype = DdlnObjText(objs, i, typecol);
+		const char *ident = DdlnObjText(objs, i, identcol);
 
 		if (otype && ident && strcmp(otype, "extension") == 0 &&
 			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * A trigger, policy or rule has no schema of its own: the schema of its
+ * table ("pg_temp" for a temporary one), read from the catalog by OID.
+ */
+static const char *
+DdlnParentSchema(Oid classid, Oid objid)
+{
+	Oid			indexid;
+	AttrNumber	oidatt;
+	AttrNumber	relatt;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			relid = InvalidOid;
+
+	if (classid == TriggerRelationId)
+	{
+		indexid = TriggerOidIndexId;
+		oidatt = Anum_pg_trigger_oid;
+		relatt = Anum_pg_trigger_tgrelid;
+	}
+	else if (classid == PolicyRelationId)
+	{
+		indexid = PolicyOidIndexId;
+		oidatt = Anum_pg_policy_oid;
+		relatt = Anum_pg_policy_polrelid;
+	}
+	else if (classid == RewriteRelationId)
+	{
+		indexid = RewriteOidIndexId;
+		oidatt = Anum_pg_rewrite_oid;
+		relatt = Anum_pg_rewrite_ev_class;
+	}
+	else
+		return NULL;
+
+	rel = table_open(classid, AccessShareLock);
+	ScanKeyInit(&key, oidatt, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(objid));
+	scan = systable_beginscan(rel, indexid, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, relatt, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			relid = DatumGetObjectId(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(relid))
+		return NULL;
+	if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+		return "pg_temp";
+	return get_namespace_name(get_rel_namespace(relid));
+}
+
+/* A text[] as a JSON array. */
+static void
+DdlnJsonTextArray(StringInfo buf, Datum arr)
+{
+	Datum	   *elems;
+	bool	   *enulls;
+	int			n;
+
+	deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &enulls, &n);
+	appendStringInfoChar(buf, '[');
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(buf, ", ");
+		DdlnJsonString(buf, enulls[i] ? NULL : TextDatumGetCString(elems[i]));
+	}
+	appendStringInfoChar(buf, ']');
 }
 
 /*
@@ -882,57 +998,43 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_ddl_command_end");
 	DdlnCaptureCall call;
-	SPITupleTable *tuptable;
-	uint64		ncommands;
+	DdlnObjects objs;
 
 	DdlnBeginCapture(&call);
-	tuptable = DdlnReadObjects(&ddl_commands_plan,
-							   "SELECT classid, objid, objsubid, command_tag, object_type, "
-							   /* a trigger, policy or rule lives in its table's schema */
-							   "COALESCE(schema_name, ("
-							   "  SELECT CASE WHEN c.relpersistence OPERATOR(pg_catalog.=) 't' "
-							   "              THEN 'pg_temp' ELSE n.nspname::pg_catalog.text END "
-							   "  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
-							   "       ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-							   "  WHERE c.oid OPERATOR(pg_catalog.=) CASE "
-							   "    WHEN classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_trigger'::pg_catalog.regclass THEN "
-							   "      (SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.oid OPERATOR(pg_catalog.=) objid) "
-							   "    WHEN classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass THEN "
-							   "      (SELECT p.polrelid FROM pg_catalog.pg_policy p WHERE p.oid OPERATOR(pg_catalog.=) objid) "
-							   "    WHEN classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass THEN "
-							   "      (SELECT r.ev_class FROM pg_catalog.pg_rewrite r WHERE r.oid OPERATOR(pg_catalog.=) objid) END)), "
-							   "object_identity, in_extension, command "
-							   "FROM pg_catalog.pg_event_trigger_ddl_commands()",
-							   &ncommands);
-	if (!DdlnAboutThisExtension(tuptable, ncommands, 5, 7))
+	/* the catalog rows the command just wrote must be visible to us */
+	CommandCounterIncrement();
+	DdlnReadObjects(F_PG_EVENT_TRIGGER_DDL_COMMANDS, &objs);
+	if (!DdlnAboutThisExtension(&objs, 4, 6))
 	{
-		for (uint64 i = 0; i < ncommands; i++)
+		/*
+		 * Columns: classid, objid, objsubid, command_tag, object_type,
+		 * schema_name, object_identity, in_extension, command
+		 */
+		for (int i = 0; i < objs.n; i++)
 		{
-			HeapTuple	tup = tuptable->vals[i];
-			TupleDesc	desc = tuptable->tupdesc;
+			Datum	   *v = objs.values[i];
+			bool	   *isnull = objs.nulls[i];
 			DdlnEventRow row = {0};
-			bool		isnull;
 			CollectedCommand *cmd;
-			Datum		d;
 
 			row.trigger_event = "ddl_command_end";
-			row.command_tag = DdlnNullableText(tup, desc, 4);
+			row.command_tag = DdlnObjText(&objs, i, 3);
 			if (row.command_tag == NULL)
 				row.command_tag = tag;
-			row.object_type = DdlnNullableText(tup, desc, 5);
-			row.schema_name = DdlnNullableText(tup, desc, 6);
-			row.object_identity = DdlnNullableText(tup, desc, 7);
-			row.in_extension = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
-			d = SPI_getbinval(tup, desc, 1, &isnull);
-			if (!isnull)
+			row.object_type = DdlnObjText(&objs, i, 4);
+			row.schema_name = DdlnObjText(&objs, i, 5);
+			row.object_identity = DdlnObjText(&objs, i, 6);
+			row.in_extension = !isnull[7] && DatumGetBool(v[7]);
+			if (!isnull[0])
 			{
 				row.has_address = true;
-				row.classid = DatumGetObjectId(d);
-				row.objid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-				row.objsubid = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+				row.classid = DatumGetObjectId(v[0]);
+				row.objid = DatumGetObjectId(v[1]);
+				row.objsubid = DatumGetInt32(v[2]);
+				if (row.schema_name == NULL)
+					row.schema_name = DdlnParentSchema(row.classid, row.objid);
 			}
-			d = SPI_getbinval(tup, desc, 9, &isnull);
-			cmd = isnull ? NULL : (CollectedCommand *) DatumGetPointer(d);
+			cmd = isnull[8] ? NULL : (CollectedCommand *) DatumGetPointer(v[8]);
 
 			if (cmd && cmd->type == SCT_Grant)
 			{
@@ -965,49 +1067,73 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_sql_drop");
 	DdlnCaptureCall call;
-	SPITupleTable *tuptable;
-	uint64		nobjects;
+	DdlnObjects objs;
 
 	DdlnBeginCapture(&call);
-	tuptable = DdlnReadObjects(&dropped_objects_plan,
-							   "SELECT classid, objid, objsubid, original, normal, is_temporary, "
-							   "object_type, "
-							   /* a trigger, policy or rule lives in its table's schema */
-							   "CASE WHEN schema_name IS NULL AND object_type OPERATOR(pg_catalog.=) "
-							   "          ANY ('{trigger,policy,rule}'::pg_catalog.text[]) "
-							   "     THEN address_names[1] ELSE schema_name END, "
-							   "object_identity, "
-							   "pg_catalog.jsonb_build_object('original', original, 'cascaded', normal, "
-							   "'address_names', address_names, 'address_args', address_args)::pg_catalog.text "
-							   "FROM pg_catalog.pg_event_trigger_dropped_objects()",
-							   &nobjects);
-	if (DdlnAboutThisExtension(tuptable, nobjects, 7, 9))
-		nobjects = 0;
+	DdlnReadObjects(F_PG_EVENT_TRIGGER_DROPPED_OBJECTS, &objs);
+	if (DdlnAboutThisExtension(&objs, 6, 9))
+		objs.n = 0;
 
-	for (uint64 i = 0; i < nobjects; i++)
+	/*
+	 * Columns: classid, objid, objsubid, original, normal, is_temporary,
+	 * object_type, schema_name, object_name, object_identity, address_names,
+	 * address_args
+	 */
+	for (int i = 0; i < objs.n; i++)
 	{
-		HeapTuple	tup = tuptable->vals[i];
-		TupleDesc	desc = tuptable->tupdesc;
+		Datum	   *v = objs.values[i];
+		bool	   *isnull = objs.nulls[i];
 		DdlnEventRow row = {0};
-		bool		isnull;
-		bool		original;
-		bool		normal;
-		bool		is_temp;
-
-		original = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-		normal = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
-		is_temp = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+		bool		original = DatumGetBool(v[3]);
+		bool		normal = DatumGetBool(v[4]);
+		bool		is_temp = DatumGetBool(v[5]);
+		StringInfoData details;
 
 		row.trigger_event = "sql_drop";
 		row.command_tag = tag;
-		row.object_type = DdlnNullableText(tup, desc, 7);
-		row.schema_name = DdlnNullableText(tup, desc, 8);
-		row.object_identity = DdlnNullableText(tup, desc, 9);
-		row.details = DdlnNullableText(tup, desc, 10);
+		row.object_type = DdlnObjText(&objs, i, 6);
+		row.schema_name = DdlnObjText(&objs, i, 7);
+		row.object_identity = DdlnObjText(&objs, i, 9);
 		row.has_address = true;
-		row.classid = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
-		row.objid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-		row.objsubid = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+		row.classid = DatumGetObjectId(v[0]);
+		row.objid = DatumGetObjectId(v[1]);
+		row.objsubid = DatumGetInt32(v[2]);
+
+		/* a trigger, policy or rule lives in its table's schema */
+		if (row.schema_name == NULL && row.object_type && !isnull[10] &&
+			(strcmp(row.object_type, "trigger") == 0 ||
+			 strcmp(row.object_type, "policy") == 0 ||
+			 strcmp(row.object_type, "rule") == 0))
+		{
+			ArrayType  *names = DatumGetArrayTypeP(v[10]);
+
+			if (ArrayGetNItems(ARR_NDIM(names), ARR_DIMS(names)) > 0)
+			{
+				Datum	   *elems;
+				bool	   *enulls;
+				int			nelems;
+
+				deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT,
+								  &elems, &enulls, &nelems);
+				if (!enulls[0])
+					row.schema_name = TextDatumGetCString(elems[0]);
+			}
+		}
+
+		initStringInfo(&details);
+		appendStringInfo(&details, "{\"original\": %s, \"cascaded\": %s, \"address_names\": ",
+						 original ? "true" : "false", normal ? "true" : "false");
+		if (isnull[10])
+			appendStringInfoString(&details, "null");
+		else
+			DdlnJsonTextArray(&details, v[10]);
+		appendStringInfoString(&details, ", \"address_args\": ");
+		if (isnull[11])
+			appendStringInfoString(&details, "null");
+		else
+			DdlnJsonTextArray(&details, v[11]);
+		appendStringInfoChar(&details, '}');
+		row.details = details.data;
 
 		if (DdlnIsOwnObject(row.object_type, row.schema_name, row.object_identity))
 			continue;
