@@ -47,7 +47,10 @@ COMMENT ON COLUMN ddl_notify.event.processed IS
 	'processed bits, one per subscriber slot; written only by the delivery engine';
 
 -- Keep the queue table small without manual VACUUM: rows are short-lived.
-ALTER TABLE ddl_notify.event SET (autovacuum_vacuum_scale_factor = 0.0,
+-- Each subscriber updates a row's processed bits once: room on the page
+-- lets those updates be HOT (no index entry per update).
+ALTER TABLE ddl_notify.event SET (fillfactor = 50,
+								   autovacuum_vacuum_scale_factor = 0.0,
 								   autovacuum_vacuum_threshold = 1000,
 								   autovacuum_vacuum_insert_scale_factor = 0.0,
 								   autovacuum_vacuum_insert_threshold = 1000);

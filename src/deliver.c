@@ -16,8 +16,8 @@
  *	  cursor and no high-water mark: whatever is visible and pending is read,
  *	  so an event whose lower id committed late is read when it appears (G4).
  *	  Order: transactions by their position in commit order (drawn just
- *	  before they committed, see ddl_notify.commit_order; the last event id
- *	  for a transaction without one), then statement order (G5).
+ *	  before they committed, see ddl_notify.commit_order), then statement
+ *	  order (G5).  A top-N sort: a batch never sorts the whole backlog.
  * 3. Inside a subtransaction it calls the handler for each wanted event, as
  *	  the subscriber's owner, in a security-restricted operation with a fixed
  *	  search_path (G10): the handler cannot SET ROLE, create temporary
@@ -129,28 +129,30 @@ static DdlnQuery q_fetch = {
 	"JOIN ddl_notify.subscriber s ON s.id = $1 "
 	"LEFT JOIN ddl_notify.commit_order o ON o.xid OPERATOR(pg_catalog.=) e.xid "
 	"WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid) "
-	"ORDER BY COALESCE(o.pos, pg_catalog.max(e.id) OVER (PARTITION BY e.xid)), e.id "
+	"ORDER BY COALESCE(o.pos, e.id), e.id "
 	"LIMIT $2",
 	2, {INT4OID, INT4OID}
 };
 
+/*
+ * The ids come sorted, and the join walks them in that order with one index
+ * lookup each: rows are locked in id order by every deliverer, whatever the
+ * size of the table, so two deliverers of different subscribers never
+ * deadlock on them.
+ */
 static DdlnQuery q_mark = {
-	"WITH locked AS ("
-	"   SELECT id FROM ddl_notify.event WHERE id OPERATOR(pg_catalog.=) ANY ($1) "
-	"   ORDER BY id FOR UPDATE), "
-	" marked AS ("
-	"   UPDATE ddl_notify.event e "
-	"   SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $2) "
-	"   FROM locked l WHERE e.id OPERATOR(pg_catalog.=) l.id "
-	"   AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $2)) OPERATOR(pg_catalog.=) 0 "
-	"   RETURNING e.id) "
-	"SELECT pg_catalog.count(*) FROM marked",
+	"UPDATE ddl_notify.event e "
+	"SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $2) "
+	"FROM pg_catalog.unnest($1) AS u(id) "
+	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $2)) OPERATOR(pg_catalog.=) 0",
 	2, {INT8ARRAYOID, INT4OID}
 };
 
 static DdlnQuery q_delete_done = {
 	"DELETE FROM ddl_notify.event e "
-	"WHERE e.id OPERATOR(pg_catalog.=) ANY ($1) "
+	"USING pg_catalog.unnest($1) AS u(id) "
+	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
 	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
 	"    WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))",
 	1, {INT8ARRAYOID}
@@ -268,7 +270,13 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	DdlnBeginSafe(&safe);
 	if (q->plan == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(q->sql, q->nargs, q->argtypes);
+		/*
+		 * A generic plan: these statements run thousands of times a second
+		 * with parameters whose values do not change the best plan, and
+		 * re-planning each execution cost the worker more than its work.
+		 */
+		SPIPlanPtr	plan = SPI_prepare_cursor(q->sql, q->nargs, q->argtypes,
+											  CURSOR_OPT_GENERIC_PLAN);
 
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s", q->sql,
@@ -299,6 +307,15 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	return rc;
 }
 
+static int
+DdlnCompareInt64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
 static Datum
 DdlnInt8Array(int64 *ids, int n)
 {
@@ -321,15 +338,17 @@ DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
 {
 	Datum		values[2];
 	int64		marked;
-	bool		isnull;
+	int64	   *sorted;
 
 	if (n == 0)
 		return;
-	values[0] = DdlnInt8Array(ids, n);
+	sorted = palloc(sizeof(int64) * n);
+	memcpy(sorted, ids, sizeof(int64) * n);
+	qsort(sorted, n, sizeof(int64), DdlnCompareInt64);
+	values[0] = DdlnInt8Array(sorted, n);
 	values[1] = Int32GetDatum(slot);
 	DdlnRun(&q_mark, values, NULL, false, 0);
-	marked = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
+	marked = (int64) SPI_processed;
 	if (marked != n)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -563,16 +582,6 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 		}
 		current = n;			/* past the handlers: the bits */
 		DdlnMarkHandled(sub->name, sub->slot, ids, n);
-		{
-			Datum		sv[4];
-
-			sv[0] = Int32GetDatum(sub->id);
-			sv[1] = Int64GetDatum(batch->ncalls);
-			sv[2] = Int64GetDatum(nfiltered);
-			sv[3] = Int64GetDatum(ids[n - 1]);
-			DdlnRun(&q_success, sv, NULL, false, 0);
-		}
-
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
@@ -614,6 +623,22 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 		batch->error = edata;
 	}
 	PG_END_TRY();
+
+	/*
+	 * The subscriber's counters, in the top transaction that locked its
+	 * row (updating it in the subtransaction would make a MultiXact of the
+	 * lock); they commit with the bits or not at all.
+	 */
+	if (batch->status == DDLN_BATCH_DONE)
+	{
+		Datum		sv[4];
+
+		sv[0] = Int32GetDatum(sub->id);
+		sv[1] = Int64GetDatum(batch->ncalls);
+		sv[2] = Int64GetDatum(nfiltered);
+		sv[3] = Int64GetDatum(ids[n - 1]);
+		DdlnRun(&q_success, sv, NULL, false, 0);
+	}
 
 	SPI_freetuptable(tuptable);
 }
@@ -817,6 +842,10 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					(void) DdlnTryCommit(keep);
 					limit = ddln_batch_size;
 					isolating = 0;
+					/* a failure costs a batch's worth of the turn */
+					budget -= ddln_batch_size;
+					if (budget <= 0)
+						return true;	/* the others' turn */
 					continue;
 				}
 				(void) DdlnTryCommit(keep);

@@ -998,6 +998,8 @@ DdlnWorkerMain(Datum arg)
 		PortalContext = NULL;
 		if (sweep)
 			last_sweep = GetCurrentTimestamp();
+		/* the tables' counters (n_tup_upd, n_tup_del) drive autovacuum */
+		pgstat_report_stat(false);
 
 		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 		my_slot->last_round = GetCurrentTimestamp();
