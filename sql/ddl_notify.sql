@@ -61,8 +61,7 @@ ALTER TABLE ddl_notify.event SET (fillfactor = 50,
  * sequence at that moment (so event ids stay dense).  If B waited on A's locks, A drew its position
  * before B's wait ended, so A's is lower, even if B recorded events before it
  * waited.  The engine orders transactions by it (G5) and drops a row once
- * its transaction has no events left.  No index: it is only ever joined in
- * bulk and kept small.
+ * its transaction has no events left.
  */
 CREATE SEQUENCE ddl_notify.commit_order_pos_seq;
 
@@ -70,6 +69,11 @@ CREATE TABLE ddl_notify.commit_order (
 	xid				xid8 NOT NULL,
 	pos				bigint NOT NULL
 );
+
+-- The engine walks transactions in commit order and reads each one's events
+-- by xid: neither walk scans the whole (possibly bloated) queue.
+CREATE INDEX commit_order_pos ON ddl_notify.commit_order (pos);
+CREATE INDEX event_xid ON ddl_notify.event (xid);
 
 COMMENT ON TABLE ddl_notify.commit_order IS
 	'position of each event-recording transaction in commit order; written only by ddl_notify';

@@ -168,8 +168,8 @@ DdlnIsTempSchema(const char *schema_name)
 /*
  * PRE_COMMIT (or PRE_PREPARE) of a transaction that recorded events: write
  * its position in commit order, drawn from its sequence now, into
- * ddl_notify.commit_order.  A plain heap insert into a table without
- * indexes: one row per DDL transaction, as cheap as a row can be.
+ * ddl_notify.commit_order: one small row per DDL transaction, written like
+ * the event rows.
  */
 void
 DdlnRecordCommitPosition(void)
@@ -193,7 +193,7 @@ DdlnRecordCommitPosition(void)
 	values[1] = Int64GetDatum(nextval_internal(seqid, false));
 	rel = table_open(relid, RowExclusiveLock);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-	simple_heap_insert(rel, tup);
+	CatalogTupleInsert(rel, tup);
 	heap_freetuple(tup);
 	table_close(rel, RowExclusiveLock);
 }

@@ -149,9 +149,10 @@ DdlnLockSubscriptionPoint(LOCKMODE mode)
 
 /*
  * Enter the context the extension runs its own SQL in: as the extension's
- * owner (the only role that may write its tables) and with search_path
+ * owner (the only role that may write its tables), with search_path
  * pg_catalog, pg_temp, so that no object or operator a caller put on its
- * search_path can stand in for a built-in one.  Leave it with DdlnEndSafe();
+ * search_path can stand in for a built-in one, and with index paths
+ * preferred.  Leave it with DdlnEndSafe();
  * an error leaves it through transaction abort.
  */
 void
@@ -161,6 +162,19 @@ DdlnBeginSafe(DdlnSafeState *st)
 	SetUserIdAndSecContext(DdlnExtensionOwner(), st->save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	st->nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+
+	/*
+	 * Our statements keep generic plans for the life of a backend.  One
+	 * planned while the queue was nearly empty would scan the whole table
+	 * for ever after; every statement has an index path, so take it.
+	 */
+	(void) set_config_option("enable_seqscan", "off",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	/* short statements: compiling them would cost more than running them */
+	(void) set_config_option("jit", "off",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 }

@@ -17,7 +17,9 @@
  *	  so an event whose lower id committed late is read when it appears (G4).
  *	  Order: transactions by their position in commit order (drawn just
  *	  before they committed, see ddl_notify.commit_order), then statement
- *	  order (G5).  A top-N sort: a batch never sorts the whole backlog.
+ *	  order (G5).  The read walks commit_order by position and each
+ *	  transaction's events by xid, and stops at the batch size: it never
+ *	  scans or sorts the whole backlog, dead rows included.
  * 3. Inside a subtransaction it calls the handler for each wanted event, as
  *	  the subscriber's owner, in a security-restricted operation with a fixed
  *	  search_path (G10): the handler cannot SET ROLE, create temporary
@@ -125,11 +127,13 @@ static DdlnQuery q_fetch = {
 	"   AND (s.object_types IS NULL OR e.object_type OPERATOR(pg_catalog.=) ANY (s.object_types)) "
 	"   AND (s.schemas IS NULL OR e.schema_name OPERATOR(pg_catalog.=) ANY (s.schemas)) "
 	"   AND (s.echo OR e.origin IS DISTINCT FROM s.name) "
-	"FROM ddl_notify.event e "
-	"JOIN ddl_notify.subscriber s ON s.id = $1 "
-	"LEFT JOIN ddl_notify.commit_order o ON o.xid OPERATOR(pg_catalog.=) e.xid "
-	"WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid) "
-	"ORDER BY COALESCE(o.pos, e.id), e.id "
+	"FROM ddl_notify.subscriber s "
+	"CROSS JOIN LATERAL (SELECT o.xid, o.pos FROM ddl_notify.commit_order o ORDER BY o.pos) o "
+	"CROSS JOIN LATERAL (SELECT * FROM ddl_notify.event e "
+	"                    WHERE e.xid OPERATOR(pg_catalog.=) o.xid ORDER BY e.id) e "
+	"WHERE s.id = $1 "
+	"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid) "
+	"ORDER BY o.pos, e.id "
 	"LIMIT $2",
 	2, {INT4OID, INT4OID}
 };
@@ -154,8 +158,17 @@ static DdlnQuery q_delete_done = {
 	"USING pg_catalog.unnest($1) AS u(id) "
 	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
 	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
-	"    WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))",
+	"    WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)) "
+	"RETURNING e.xid",
 	1, {INT8ARRAYOID}
+};
+
+/* A transaction whose last event is gone leaves commit_order with it. */
+static DdlnQuery q_delete_order = {
+	"DELETE FROM ddl_notify.commit_order o "
+	"WHERE o.xid OPERATOR(pg_catalog.=) ANY ($1) "
+	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) o.xid)",
+	1, {XID8ARRAYOID}
 };
 
 static DdlnQuery q_purge = {
@@ -164,6 +177,20 @@ static DdlnQuery q_purge = {
 	"  WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
 	"    WHERE ddl_notify.is_pending(e2.processed, e2.xid, s.slot, s.start_snapshot, s.start_xid)) "
 	"  FOR UPDATE SKIP LOCKED)",
+	0, {0}
+};
+
+/*
+ * Every transaction that recorded events writes its commit position, in the
+ * same transaction; a transaction without one would never be read.  The
+ * sweep makes sure of it anyway.
+ */
+static DdlnQuery q_heal_order = {
+	"INSERT INTO ddl_notify.commit_order (xid, pos) "
+	"SELECT e.xid, pg_catalog.nextval('ddl_notify.commit_order_pos_seq'::pg_catalog.regclass) "
+	"FROM (SELECT DISTINCT e.xid FROM ddl_notify.event e "
+	"      WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.commit_order o "
+	"                        WHERE o.xid OPERATOR(pg_catalog.=) e.xid)) e",
 	0, {0}
 };
 
@@ -356,6 +383,23 @@ DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
 						subname, (long long) (n - marked), n),
 				 errdetail("Another deliverer handled them; this transaction is rolled back so that nothing is handled twice.")));
 	DdlnRun(&q_delete_done, values, NULL, false, 0);
+	if (SPI_processed > 0)
+	{
+		int			ngone = (int) SPI_processed;
+		Datum	   *xids = palloc(sizeof(Datum) * ngone);
+		Datum		ov[1];
+
+		for (int i = 0; i < ngone; i++)
+		{
+			bool		isnull;
+
+			xids[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		}
+		SPI_freetuptable(SPI_tuptable);
+		ov[0] = PointerGetDatum(construct_array(xids, ngone, XID8OID, sizeof(uint64),
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		DdlnRun(&q_delete_order, ov, NULL, false, 0);
+	}
 }
 
 /* Delete the events no subscriber needs (none left, or all subscribed later). */
@@ -364,6 +408,7 @@ DdlnPurge(void)
 {
 	DdlnRun(&q_purge, NULL, NULL, false, 0);
 	DdlnRun(&q_purge_order, NULL, NULL, false, 0);
+	DdlnRun(&q_heal_order, NULL, NULL, false, 0);
 }
 
 static void
