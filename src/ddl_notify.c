@@ -158,25 +158,31 @@ DdlnLockSubscriptionPoint(LOCKMODE mode)
 void
 DdlnBeginSafe(DdlnSafeState *st)
 {
+	/*
+	 * search_path: nothing a caller put on its path stands in for a built-in
+	 * object or operator.  enable_seqscan: our statements keep generic plans
+	 * for the life of a backend, and one planned while the queue was nearly
+	 * empty would scan the whole table for ever after; every statement has an
+	 * index path.  jit: short statements, compiling them costs more than
+	 * running them (and a disabled seq scan's cost would trigger it).
+	 */
+	static const struct
+	{
+		const char *name;
+		const char *value;
+	}			settings[] = {
+		{"search_path", "pg_catalog, pg_temp"},
+		{"enable_seqscan", "off"},
+		{"jit", "off"},
+	};
+
 	GetUserIdAndSecContext(&st->save_userid, &st->save_sec);
 	SetUserIdAndSecContext(DdlnExtensionOwner(), st->save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	st->nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
-
-	/*
-	 * Our statements keep generic plans for the life of a backend.  One
-	 * planned while the queue was nearly empty would scan the whole table
-	 * for ever after; every statement has an index path, so take it.
-	 */
-	(void) set_config_option("enable_seqscan", "off",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
-	/* short statements: compiling them would cost more than running them */
-	(void) set_config_option("jit", "off",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
+	for (int i = 0; i < (int) lengthof(settings); i++)
+		(void) set_config_option(settings[i].name, settings[i].value,
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
 }
 
 void
