@@ -883,9 +883,13 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 				}
 				if (DdlnRecordFailure(&sub, batch.failed_event_id, batch.error, result))
 				{
-					/* dead-lettered: go on with the next event */
+					/*
+					 * Dead-lettered: go on with the next event, alone (if it
+					 * fails too, nothing else was read for nothing; if not,
+					 * the batch after it is a full one again).
+					 */
 					(void) DdlnTryCommit(keep);
-					limit = ddln_batch_size;
+					limit = 1;
 					isolating = 0;
 					/* a failure costs a batch's worth of the turn */
 					budget -= ddln_batch_size;
