@@ -60,20 +60,6 @@ bench_cleanup()
 	exit "$rc"
 }
 
-free_port()
-{
-	local port
-	for _ in {1..100}; do
-		port=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
-			[[ ! -e /tmp/.s.PGSQL.$port && ! -e /var/run/postgresql/.s.PGSQL.$port ]]; then
-			echo "$port"
-			return 0
-		fi
-	done
-	die "found no free port"
-}
-
 # as_user COMMAND...: run as the cluster's OS user.
 as_user()
 {

@@ -103,3 +103,20 @@ unset_pg_env()
 		PGSERVICEFILE PGOPTIONS PGPASSWORD PGPASSFILE PGSSLMODE PGTZ \
 		PGDATESTYLE PGCLIENTENCODING PGAPPNAME PGTARGETSESSIONATTRS PG_COLOR
 }
+
+# free_port: a port nothing listens on over TCP and no socket in the usual
+# places uses (the clusters' sockets live in their own directories, so this
+# is belt and braces).
+free_port()
+{
+	local port
+	for _ in {1..100}; do
+		port=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
+			[[ ! -e /tmp/.s.PGSQL.$port && ! -e /var/run/postgresql/.s.PGSQL.$port ]]; then
+			echo "$port"
+			return 0
+		fi
+	done
+	die "found no free port"
+}
