@@ -79,6 +79,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
+#include "utils/xid8.h"
 
 #include "ddl_notify.h"
 
@@ -150,6 +151,18 @@ static DdlnQuery q_mark = {
 	"FROM pg_catalog.unnest($1) AS u(id) "
 	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
 	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $2)) OPERATOR(pg_catalog.=) 0",
+	2, {INT8ARRAYOID, INT4OID}
+};
+
+static DdlnQuery q_delete_last = {
+	"DELETE FROM ddl_notify.event e "
+	"USING pg_catalog.unnest($1) AS u(id) "
+	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $2)) OPERATOR(pg_catalog.=) 0 "
+	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
+	"    WHERE s.slot OPERATOR(pg_catalog.<>) $2 "
+	"      AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)) "
+	"RETURNING e.id, e.xid",
 	2, {INT8ARRAYOID, INT4OID}
 };
 
@@ -364,8 +377,11 @@ void
 DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
 {
 	Datum		values[2];
-	int64		marked;
+	int64		done = 0;
 	int64	   *sorted;
+	int			nleft = 0;
+	uint64	   *gone_xids = palloc(sizeof(uint64) * n);
+	int			ngone_xids = 0;
 
 	if (n == 0)
 		return;
@@ -374,29 +390,81 @@ DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
 	qsort(sorted, n, sizeof(int64), DdlnCompareInt64);
 	values[0] = DdlnInt8Array(sorted, n);
 	values[1] = Int32GetDatum(slot);
-	DdlnRun(&q_mark, values, NULL, false, 0);
-	marked = (int64) SPI_processed;
-	if (marked != n)
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("processed bit of subscriber \"%s\" was already set on %lld of %d events",
-						subname, (long long) (n - marked), n),
-				 errdetail("Another deliverer handled them; this transaction is rolled back so that nothing is handled twice.")));
-	DdlnRun(&q_delete_done, values, NULL, false, 0);
-	if (SPI_processed > 0)
-	{
-		int			ngone = (int) SPI_processed;
-		Datum	   *xids = palloc(sizeof(Datum) * ngone);
-		Datum		ov[1];
 
-		for (int i = 0; i < ngone; i++)
+	/*
+	 * Rows this subscriber was the last to need are deleted at once, without
+	 * first writing a bit nobody will read (the common case of a single
+	 * subscriber).
+	 */
+	DdlnRun(&q_delete_last, values, NULL, false, 0);
+	done = (int64) SPI_processed;
+	if (done > 0)
+	{
+		int64	   *left = palloc(sizeof(int64) * n);
+		int64	   *gone = palloc(sizeof(int64) * done);
+
+		for (int i = 0; i < done; i++)
 		{
 			bool		isnull;
 
-			xids[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+			gone[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			gone_xids[ngone_xids++] =
+				U64FromFullTransactionId(DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
+																				 SPI_tuptable->tupdesc, 2, &isnull)));
 		}
 		SPI_freetuptable(SPI_tuptable);
-		ov[0] = PointerGetDatum(construct_array(xids, ngone, XID8OID, sizeof(uint64),
+		qsort(gone, done, sizeof(int64), DdlnCompareInt64);
+		for (int i = 0, j = 0; i < n; i++)
+		{
+			while (j < done && gone[j] < sorted[i])
+				j++;
+			if (j < done && gone[j] == sorted[i])
+				continue;
+			left[nleft++] = sorted[i];
+		}
+		values[0] = DdlnInt8Array(left, nleft);
+	}
+	else
+	{
+		SPI_freetuptable(SPI_tuptable);
+		nleft = n;
+	}
+
+	/* the others: set the bit, then delete those now complete */
+	if (nleft > 0)
+	{
+		DdlnRun(&q_mark, values, NULL, false, 0);
+		done += (int64) SPI_processed;
+	}
+	if (done != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("processed bit of subscriber \"%s\" was already set on %lld of %d events",
+						subname, (long long) (n - done), n),
+				 errdetail("Another deliverer handled them; this transaction is rolled back so that nothing is handled twice.")));
+	if (nleft > 0)
+	{
+		DdlnRun(&q_delete_done, values, NULL, false, 0);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+
+			gone_xids[ngone_xids++] =
+				U64FromFullTransactionId(DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
+																				 SPI_tuptable->tupdesc, 1, &isnull)));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	/* transactions whose last event is gone leave commit_order */
+	if (ngone_xids > 0)
+	{
+		Datum	   *xids = palloc(sizeof(Datum) * ngone_xids);
+		Datum		ov[1];
+
+		for (int i = 0; i < ngone_xids; i++)
+			xids[i] = FullTransactionIdGetDatum(FullTransactionIdFromU64(gone_xids[i]));
+		ov[0] = PointerGetDatum(construct_array(xids, ngone_xids, XID8OID, sizeof(uint64),
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		DdlnRun(&q_delete_order, ov, NULL, false, 0);
 	}
