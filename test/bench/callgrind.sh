@@ -51,11 +51,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 
 bench_init
-FILES=$BENCH_TMP/files
-cp -r "$BENCH_DIR" "$FILES"
-if is_root; then
-	chown -R "$RUN_USER": "$FILES"
-fi
+bench_files
 DIR=$BENCH_TMP/C
 CG=$BENCH_TMP/cg
 as_user mkdir -p "$CG"

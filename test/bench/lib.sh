@@ -102,19 +102,10 @@ cluster_restart()
 
 cluster_stop()
 {
-	local name=$1 dir=$BENCH_TMP/$1 pid
+	local dir=$BENCH_TMP/$1
 	[[ -f $dir/data/postmaster.pid ]] || return 0
-	if ! as_user pg_ctl -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 </dev/null; then
-		pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null || true)
-		if [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
-			kill -QUIT "$pid" 2>/dev/null || true
-			for _ in {1..50}; do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.2
-			done
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
+	as_user pg_ctl -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 </dev/null ||
+		kill_postmaster "$dir/data"
 }
 
 cluster_log()
@@ -207,4 +198,15 @@ cluster_cpu_ms()
 			pid == pm { u += $12 + $14; s += $13 + $15; next }
 			$2 == pm { u += $12; s += $13 }
 			END { printf "%.0f %.0f\n", u * 1000 / hz, s * 1000 / hz }'
+}
+
+# bench_files: copy test/bench into the temp directory as FILES, readable by
+# the cluster's OS user.
+bench_files()
+{
+	FILES=$BENCH_TMP/files
+	cp -r "$BENCH_DIR" "$FILES"
+	if is_root; then
+		chown -R "$RUN_USER": "$FILES"
+	fi
 }

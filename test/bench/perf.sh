@@ -32,11 +32,7 @@ if ! is_root && (($(cat /proc/sys/kernel/perf_event_paranoid) > 1)); then
 fi
 
 bench_init
-FILES=$BENCH_TMP/files
-cp -r "$BENCH_DIR" "$FILES"
-if is_root; then
-	chown -R "$RUN_USER": "$FILES"
-fi
+bench_files
 PERF_DIR=$BENCH_TMP/perf
 mkdir -p "$PERF_DIR"
 

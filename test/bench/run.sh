@@ -69,11 +69,7 @@ NAPTIME=10s
 bench_setup()
 {
 	bench_init
-	FILES=$BENCH_TMP/files
-	cp -r "$BENCH_DIR" "$FILES"
-	if is_root; then
-		chown -R "$RUN_USER": "$FILES"
-	fi
+	bench_files
 	SUMMARY=$BENCH_TMP/summary.tsv
 	: >"$SUMMARY"
 	RESULTS=${BENCH_RESULTS:-$(mktemp "${TMPDIR:-/tmp}/ddl_notify_bench_summary.XXXXXX")}

@@ -24,7 +24,7 @@ SQL=$TOOLS_DIR/demo.sql
 
 cleanup()
 {
-	local rc=$? pid
+	local rc=$?
 	trap - EXIT INT TERM HUP
 	[[ -n ${DIR:-} && -d $DIR ]] || exit "$rc"
 	if [[ -n ${CHILD:-} ]]; then
@@ -32,18 +32,8 @@ cleanup()
 	fi
 	echo "== stopping the cluster, removing $DIR"
 	if [[ -f $DIR/data/postmaster.pid ]]; then
-		if ! run_as "$USER_NAME" pg_ctl -D "$DIR/data" -m fast -w -t 60 stop >/dev/null 2>&1; then
-			# pg_ctl could not stop it: end the postmaster directly.
-			pid=$(head -n 1 "$DIR/data/postmaster.pid" 2>/dev/null || true)
-			if [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
-				kill -QUIT "$pid" 2>/dev/null || true
-				for _ in {1..50}; do
-					kill -0 "$pid" 2>/dev/null || break
-					sleep 0.2
-				done
-				kill -KILL "$pid" 2>/dev/null || true
-			fi
-		fi
+		run_as "$USER_NAME" pg_ctl -D "$DIR/data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
+			kill_postmaster "$DIR/data"
 	fi
 	rm -rf "$DIR"
 	exit "$rc"

@@ -120,3 +120,19 @@ free_port()
 	done
 	die "found no free port"
 }
+
+# kill_postmaster DATADIR: end the postmaster of DATADIR without pg_ctl
+# (pg_ctl could not stop it, or the run that started it is gone): SIGQUIT,
+# up to 10 s to go, then SIGKILL.
+kill_postmaster()
+{
+	local pid
+	pid=$(head -n 1 "$1/postmaster.pid" 2>/dev/null || true)
+	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 0
+	kill -QUIT "$pid" 2>/dev/null || true
+	for _ in {1..50}; do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}

@@ -49,12 +49,7 @@ stop_servers()
 		kill -0 "$pid" 2>/dev/null || continue
 		[[ $(ps -o comm= -p "$pid" 2>/dev/null) == postgres* ]] || continue
 		echo "run-tests.sh: stopping the server left running in ${pidfile%/postmaster.pid}"
-		kill -QUIT "$pid" 2>/dev/null || true
-		for _ in {1..50}; do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -KILL "$pid" 2>/dev/null || true
+		kill_postmaster "${pidfile%/postmaster.pid}"
 	done < <(find "$dir" -name postmaster.pid 2>/dev/null)
 }
 
