@@ -185,6 +185,48 @@ SELECT name, pending, attempts, last_error_sqlstate,
 SELECT sub, ident FROM handled ORDER BY n;
 SELECT ddl_notify.unsubscribe('alice');
 
+-- G5/G7: one transaction's events in several batches (batch_size 3), and a
+-- subscriber dead-lettering every other event of it, one at a time: each
+-- event exactly once, in id order, none skipped, none repeated (a batch
+-- takes up a transaction where the last committed batch stopped)
+CREATE TABLE seq_log (n serial, sub text, id bigint);
+CREATE FUNCTION h_seq(e ddl_notify.event) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO public.seq_log (sub, id) VALUES ('seq', e.id) $$;
+CREATE FUNCTION h_odd(e ddl_notify.event) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	IF e.id % 2 = 1 THEN
+		RAISE EXCEPTION 'odd event';
+	END IF;
+	INSERT INTO public.seq_log (sub, id) VALUES ('odd', e.id);
+END
+$$;
+SELECT ddl_notify.subscribe('seq', 'h_seq(ddl_notify.event)') > 0 AS subscribed;
+SELECT ddl_notify.subscribe('odd', 'h_odd(ddl_notify.event)', max_attempts => 1) > 0 AS subscribed;
+SET ddl_notify.batch_size = 3;
+DO $$ BEGIN FOR i IN 1..11 LOOP EXECUTE format('CREATE TABLE b%s ()', i); END LOOP; END $$;
+CALL ddl_notify.deliver();
+RESET ddl_notify.batch_size;
+SELECT count(*) AS seq_got, count(DISTINCT id) AS distinct_ids,
+	   array_agg(id ORDER BY n) = array_agg(id ORDER BY id) AS in_order,
+	   max(id) - min(id) AS span
+  FROM seq_log WHERE sub = 'seq';
+SELECT count(*) AS odd_got, bool_and(id % 2 = 0) AS only_even,
+	   array_agg(id ORDER BY n) = array_agg(id ORDER BY id) AS in_order
+  FROM seq_log WHERE sub = 'odd';
+SELECT count(*) AS dead_letters, bool_and(event_id % 2 = 1) AS only_odd
+  FROM ddl_notify.dead_letter WHERE subscriber = 'odd';
+-- together, the odd subscriber had exactly the events seq had
+SELECT (SELECT array_agg(id ORDER BY id) FROM seq_log WHERE sub = 'seq') =
+	   (SELECT array_agg(id ORDER BY id) FROM (
+			SELECT id FROM seq_log WHERE sub = 'odd'
+			UNION ALL SELECT event_id FROM ddl_notify.dead_letter WHERE subscriber = 'odd') u) AS same_events;
+SELECT name, pending FROM ddl_notify.subscriber_status WHERE name IN ('seq', 'odd') ORDER BY name;
+SELECT ddl_notify.unsubscribe('seq'), ddl_notify.unsubscribe('odd');
+DO $$ BEGIN FOR i IN 1..11 LOOP EXECUTE format('DROP TABLE b%s', i); END LOOP; END $$;
+CALL ddl_notify.deliver();
+DROP TABLE seq_log;
+DROP FUNCTION h_seq(ddl_notify.event), h_odd(ddl_notify.event);
+
 DROP EXTENSION ddl_notify CASCADE;
 DO $$ BEGIN FOR i IN 1..40 LOOP EXECUTE format('DROP TABLE n%s', i); END LOOP; END $$;
 DROP TABLE once_log;

@@ -71,9 +71,13 @@ CREATE TABLE ddl_notify.commit_order (
 );
 
 -- The engine walks transactions in commit order and reads each one's events
--- by xid: neither walk scans the whole (possibly bloated) queue.
+-- by xid, in id order: neither walk scans or sorts the whole (possibly
+-- bloated) queue, and a batch of a transaction with many events stops after
+-- its LIMIT instead of sorting all of them.
 CREATE INDEX commit_order_pos ON ddl_notify.commit_order (pos);
-CREATE INDEX event_xid ON ddl_notify.event (xid);
+-- ... and a transaction whose last event is gone leaves it by xid.
+CREATE INDEX commit_order_xid ON ddl_notify.commit_order (xid);
+CREATE INDEX event_xid ON ddl_notify.event (xid, id);
 
 COMMENT ON TABLE ddl_notify.commit_order IS
 	'position of each event-recording transaction in commit order; written only by ddl_notify';

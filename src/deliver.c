@@ -59,9 +59,15 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -72,9 +78,12 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
@@ -116,27 +125,12 @@ static DdlnQuery q_lock_subscriber = {
 	"       (s.next_retry_at IS NULL OR s.next_retry_at <= pg_catalog.clock_timestamp()), "
 	"       s.next_retry_at, "
 	"       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid = s.handler::pg_catalog.oid), "
-	"       EXISTS (SELECT 1 FROM pg_catalog.pg_authid a WHERE a.oid = s.owner) "
+	"       EXISTS (SELECT 1 FROM pg_catalog.pg_authid a WHERE a.oid = s.owner), "
+	"       s.start_snapshot, s.start_xid, "
+	"       s.command_tags, s.object_types, s.schemas, s.echo "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	1, {INT4OID}
-};
-
-static DdlnQuery q_fetch = {
-	"SELECT e, e.id, "
-	"       (s.command_tags IS NULL OR e.command_tag OPERATOR(pg_catalog.=) ANY (s.command_tags)) "
-	"   AND (s.object_types IS NULL OR e.object_type OPERATOR(pg_catalog.=) ANY (s.object_types)) "
-	"   AND (s.schemas IS NULL OR e.schema_name OPERATOR(pg_catalog.=) ANY (s.schemas)) "
-	"   AND (s.echo OR e.origin IS DISTINCT FROM s.name) "
-	"FROM ddl_notify.subscriber s "
-	"CROSS JOIN LATERAL (SELECT o.xid, o.pos FROM ddl_notify.commit_order o ORDER BY o.pos) o "
-	"CROSS JOIN LATERAL (SELECT * FROM ddl_notify.event e "
-	"                    WHERE e.xid OPERATOR(pg_catalog.=) o.xid ORDER BY e.id) e "
-	"WHERE s.id = $1 "
-	"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid) "
-	"ORDER BY o.pos, e.id "
-	"LIMIT $2",
-	2, {INT4OID, INT4OID}
 };
 
 /*
@@ -255,6 +249,18 @@ static DdlnQuery q_after_dead_letter = {
 	1, {INT4OID}
 };
 
+/*
+ * One of a subscriber's filters (command_tags, object_types, schemas): a
+ * NULL array lets every event through; else the event's value must equal one
+ * of the elements, as "value = ANY (array)" is true.
+ */
+typedef struct DdlnFilter
+{
+	bool		all;
+	int			n;
+	char	  **values;			/* NULL elements left out */
+} DdlnFilter;
+
 /* One subscriber as the engine sees it while it holds the row lock. */
 typedef struct DdlnSubscriber
 {
@@ -268,7 +274,37 @@ typedef struct DdlnSubscriber
 	TimestampTz next_retry;
 	bool		handler_exists;
 	bool		owner_exists;
+	Datum		start_snapshot; /* the subscription point (pg_snapshot) */
+	FullTransactionId start_xid;
+	DdlnFilter	command_tags;	/* what it wants */
+	DdlnFilter	object_types;
+	DdlnFilter	schemas;
+	bool		echo;
 } DdlnSubscriber;
+
+/*
+ * Where the subscriber's handled events of one transaction end: every event
+ * of "xid" with an id up to "id" is handled.  A transaction's events become
+ * visible together and are read in id order, so once a batch that ended at
+ * (xid, id) committed, this stays true; the next read of that transaction
+ * starts after it instead of stepping over the handled rows again.  Known
+ * only in memory, for the rest of the subscriber's turn.
+ */
+typedef struct DdlnFloor
+{
+	FullTransactionId xid;
+	int64		id;
+} DdlnFloor;
+
+/* The events a batch read, in delivery order, in the batch's memory. */
+typedef struct DdlnFetched
+{
+	int			n;
+	Datum	   *rows;			/* the event rows (composite datums) */
+	int64	   *ids;
+	FullTransactionId *xids;
+	bool	   *wanted;			/* passes the subscriber's filters */
+} DdlnFetched;
 
 /* Batch outcome. */
 typedef enum DdlnBatchStatus
@@ -288,6 +324,8 @@ typedef struct DdlnBatch
 	int			failed_index;
 	int64		first_event_id;
 	int64		failed_event_id;
+	DdlnFloor	first;			/* the first event read */
+	DdlnFloor	last;			/* the last event read */
 	bool		mark_failed;	/* handlers ran, the bits could not be set */
 	ErrorData  *error;
 } DdlnBatch;
@@ -295,57 +333,6 @@ typedef struct DdlnBatch
 static volatile sig_atomic_t handler_timed_out = false;
 static bool handler_timeout_registered = false;
 static TimeoutId handler_timeout_id;
-
-/*
- * Run one of the engine's statements as the extension's owner, with a plan
- * prepared once per backend.
- */
-static int
-DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long count)
-{
-	DdlnSafeState safe;
-	int			rc;
-	bool		pushed = false;
-
-	DdlnBeginSafe(&safe);
-	if (q->plan == NULL)
-	{
-		/*
-		 * A generic plan: these statements run thousands of times a second
-		 * with parameters whose values do not change the best plan, and
-		 * re-planning each execution cost the worker more than its work.
-		 */
-		SPIPlanPtr	plan = SPI_prepare_cursor(q->sql, q->nargs, q->argtypes,
-											  CURSOR_OPT_GENERIC_PLAN);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s", q->sql,
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		q->plan = plan;
-	}
-
-	/*
-	 * Between SPI_commit() and the next statement there is no active
-	 * snapshot, and the worker has no portal to take one from: push one for
-	 * this statement only, so that the snapshot stack is empty again at the
-	 * next commit.
-	 */
-	if (!ActiveSnapshotSet())
-	{
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pushed = true;
-	}
-	rc = SPI_execute_plan(q->plan, values, nulls, read_only, count);
-	if (pushed)
-		PopActiveSnapshot();
-	DdlnEndSafe(&safe);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s", q->sql,
-			 SPI_result_code_string(rc));
-	return rc;
-}
 
 static int
 DdlnCompareInt64(const void *a, const void *b)
@@ -364,6 +351,255 @@ DdlnInt8Array(int64 *ids, int n)
 	for (int i = 0; i < n; i++)
 		d[i] = Int64GetDatum(ids[i]);
 	return PointerGetDatum(construct_array(d, n, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
+}
+
+/* Prepare one of the engine's statements, once per backend. */
+static SPIPlanPtr
+DdlnPlan(DdlnQuery *q)
+{
+	if (q->plan == NULL)
+	{
+		/*
+		 * A generic plan: these statements run thousands of times a second
+		 * with parameters whose values do not change the best plan, and
+		 * re-planning each execution cost the worker more than its work.
+		 */
+		SPIPlanPtr	plan = SPI_prepare_cursor(q->sql, q->nargs, q->argtypes,
+											  CURSOR_OPT_GENERIC_PLAN);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", q->sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		q->plan = plan;
+	}
+	return q->plan;
+}
+
+/*
+ * Run one of the engine's statements as the extension's owner, with a plan
+ * prepared once per backend.
+ */
+static int
+DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long count)
+{
+	DdlnSafeState safe;
+	int			rc;
+	bool		pushed = false;
+
+	DdlnBeginSafe(&safe);
+
+	/*
+	 * Between SPI_commit() and the next statement there is no active
+	 * snapshot, and the worker has no portal to take one from: push one for
+	 * this statement only, so that the snapshot stack is empty again at the
+	 * next commit.
+	 */
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
+	rc = SPI_execute_plan(DdlnPlan(q), values, nulls, read_only, count);
+	if (pushed)
+		PopActiveSnapshot();
+	DdlnEndSafe(&safe);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s", q->sql,
+			 SPI_result_code_string(rc));
+	return rc;
+}
+
+/* Read one of the subscriber's filters (a text[] column) into "f". */
+static void
+DdlnReadFilter(HeapTuple tup, TupleDesc desc, int col, DdlnFilter *f)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+	Datum	   *elems;
+	bool	   *elnulls;
+	int			nelems;
+
+	memset(f, 0, sizeof(*f));
+	if (isnull)
+	{
+		f->all = true;
+		return;
+	}
+	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &elnulls, &nelems);
+	f->values = palloc(sizeof(char *) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+	{
+		if (!elnulls[i])
+			f->values[f->n++] = TextDatumGetCString(elems[i]);
+	}
+}
+
+/* Does the event's value (a text column of the row in "slot") pass "f"? */
+static bool
+DdlnFilterPasses(const DdlnFilter *f, TupleTableSlot *slot, AttrNumber attnum)
+{
+	bool		isnull;
+	Datum		d;
+	char	   *v;
+	bool		pass = false;
+
+	if (f->all)
+		return true;
+	d = slot_getattr(slot, attnum, &isnull);
+	if (isnull)
+		return false;
+	v = TextDatumGetCString(d);
+	for (int i = 0; i < f->n && !pass; i++)
+		pass = (strcmp(v, f->values[i]) == 0);
+	pfree(v);
+	return pass;
+}
+
+/* An attribute of one of the extension's relations, by name. */
+static AttrNumber
+DdlnAttnum(Relation rel, const char *name)
+{
+	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), name);
+
+	if (attnum == InvalidAttrNumber)
+		elog(ERROR, "column \"%s\" of relation \"%s\" does not exist",
+			 name, RelationGetRelationName(rel));
+	return attnum;
+}
+
+/* One of the extension's relations, by name. */
+static Oid
+DdlnRelid(Oid nspid, const char *name)
+{
+	Oid			relid = get_relname_relid(name, nspid);
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "relation \"%s.%s\" does not exist", DDLN_SCHEMA_NAME, name);
+	return relid;
+}
+
+/*
+ * Read up to "limit" of the subscriber's pending events in delivery order
+ * (protocol step 2): transactions in commit order, then each transaction's
+ * events in id order; inside transaction floor->xid only those after
+ * floor->id.
+ *
+ * This is a walk of two indexes, not a query: commit_order by position
+ * (commit_order_pos), and for each transaction past the subscription point,
+ * its events from event_xid (xid, id), skipping those whose processed bit is
+ * set.  Together the two tests are ddl_notify.is_pending().  Every step
+ * stops as soon as the batch is full, whatever the size of the backlog.  A
+ * query saying the same with ORDER BY pos, id had no plan that stopped
+ * early: the planner sorted every pending event before the LIMIT, and with
+ * the statistics of an empty queue chose to scan event's primary key for
+ * each transaction, so each batch cost as much as the whole backlog.
+ */
+static void
+DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *out)
+{
+	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, false);
+	Relation	order_rel = table_open(DdlnRelid(nspid, "commit_order"), AccessShareLock);
+	Relation	order_idx = index_open(DdlnRelid(nspid, "commit_order_pos"), AccessShareLock);
+	Relation	event_rel = table_open(DdlnRelid(nspid, "event"), AccessShareLock);
+	Relation	event_idx = index_open(DdlnRelid(nspid, "event_xid"), AccessShareLock);
+	TupleDesc	event_desc = RelationGetDescr(event_rel);
+	AttrNumber	a_order_xid = DdlnAttnum(order_rel, "xid");
+	AttrNumber	a_id = DdlnAttnum(event_rel, "id");
+	AttrNumber	a_processed = DdlnAttnum(event_rel, "processed");
+	AttrNumber	a_tag = DdlnAttnum(event_rel, "command_tag");
+	AttrNumber	a_type = DdlnAttnum(event_rel, "object_type");
+	AttrNumber	a_schema = DdlnAttnum(event_rel, "schema_name");
+	AttrNumber	a_origin = DdlnAttnum(event_rel, "origin");
+	int64		bit = INT64CONST(1) << sub->slot;
+	Snapshot	snap;
+	TupleTableSlot *oslot;
+	TupleTableSlot *eslot;
+	IndexScanDesc walk;
+	IndexScanDesc scan;
+
+	if (IndexRelationGetNumberOfKeyAttributes(event_idx) != 2)
+		elog(ERROR, "index \"%s\" must be on (xid, id)", RelationGetRelationName(event_idx));
+
+	memset(out, 0, sizeof(*out));
+	out->rows = palloc(sizeof(Datum) * limit);
+	out->ids = palloc(sizeof(int64) * limit);
+	out->xids = palloc(sizeof(FullTransactionId) * limit);
+	out->wanted = palloc(sizeof(bool) * limit);
+
+	/* READ COMMITTED: what committed before now, this batch's lock included */
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	oslot = table_slot_create(order_rel, NULL);
+	eslot = table_slot_create(event_rel, NULL);
+	walk = index_beginscan(order_rel, order_idx, snap, 0, 0);
+	index_rescan(walk, NULL, 0, NULL, 0);
+	scan = index_beginscan(event_rel, event_idx, snap, 2, 0);
+
+	while (out->n < limit && index_getnext_slot(walk, ForwardScanDirection, oslot))
+	{
+		bool		isnull;
+		Datum		xid = slot_getattr(oslot, a_order_xid, &isnull);
+		FullTransactionId fxid = DatumGetFullTransactionId(xid);
+		ScanKeyData keys[2];
+
+		/* the subscription point: only what committed after it */
+		if (FullTransactionIdEquals(fxid, sub->start_xid) ||
+			DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid, sub->start_snapshot)))
+			continue;
+
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ, xid);
+		ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT,
+					Int64GetDatum(FullTransactionIdEquals(fxid, floor->xid) ? floor->id : 0));
+		index_rescan(scan, keys, 2, NULL, 0);
+		while (out->n < limit && index_getnext_slot(scan, ForwardScanDirection, eslot))
+		{
+			int64		processed = DatumGetInt64(slot_getattr(eslot, a_processed, &isnull));
+			bool		shouldfree;
+			HeapTuple	tup;
+			bool		wanted;
+			Datum		origin;
+			bool		origin_null;
+
+			if (processed & bit)
+				continue;		/* handled already */
+
+			wanted = DdlnFilterPasses(&sub->command_tags, eslot, a_tag) &&
+				DdlnFilterPasses(&sub->object_types, eslot, a_type) &&
+				DdlnFilterPasses(&sub->schemas, eslot, a_schema);
+			if (wanted && !sub->echo)
+			{
+				origin = slot_getattr(eslot, a_origin, &origin_null);
+				if (!origin_null)
+				{
+					char	   *o = TextDatumGetCString(origin);
+
+					wanted = (strcmp(o, sub->name) != 0);
+					pfree(o);
+				}
+			}
+
+			tup = ExecFetchSlotHeapTuple(eslot, false, &shouldfree);
+			out->rows[out->n] = heap_copy_tuple_as_datum(tup, event_desc);
+			if (shouldfree)
+				heap_freetuple(tup);
+			out->ids[out->n] = DatumGetInt64(slot_getattr(eslot, a_id, &isnull));
+			out->xids[out->n] = fxid;
+			out->wanted[out->n] = wanted;
+			out->n++;
+		}
+	}
+
+	index_endscan(scan);
+	index_endscan(walk);
+	ExecDropSingleTupleTableSlot(eslot);
+	ExecDropSingleTupleTableSlot(oslot);
+	UnregisterSnapshot(snap);
+	index_close(event_idx, AccessShareLock);
+	table_close(event_rel, AccessShareLock);
+	index_close(order_idx, AccessShareLock);
+	table_close(order_rel, AccessShareLock);
 }
 
 /*
@@ -587,6 +823,13 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	sub->next_retry = isnull ? 0 : DatumGetTimestampTz(d);
 	sub->handler_exists = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
 	sub->owner_exists = DatumGetBool(SPI_getbinval(tup, desc, 9, &isnull));
+	/* copied: the tuple table goes now, the batch reads them later */
+	sub->start_snapshot = datumCopy(SPI_getbinval(tup, desc, 10, &isnull), false, -1);
+	sub->start_xid = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 11, &isnull));
+	DdlnReadFilter(tup, desc, 12, &sub->command_tags);
+	DdlnReadFilter(tup, desc, 13, &sub->object_types);
+	DdlnReadFilter(tup, desc, 14, &sub->schemas);
+	sub->echo = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return true;
 }
@@ -611,10 +854,10 @@ DdlnErrorIsDeliverers(ErrorData *edata)
  * subtransaction.  The caller holds the subscriber's lock and commits.
  */
 static void
-DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext keep)
+DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
+			 DdlnBatch *batch, MemoryContext keep)
 {
-	Datum		values[2];
-	SPITupleTable *tuptable;
+	DdlnFetched fetched;
 	int			n;
 	int64	   *ids;
 	volatile int64 nfiltered = 0;
@@ -623,26 +866,20 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 	ResourceOwner oldowner = CurrentResourceOwner;
 
 	memset(batch, 0, sizeof(*batch));
-	values[0] = Int32GetDatum(sub->id);
-	values[1] = Int32GetDatum(limit);
-	DdlnRun(&q_fetch, values, NULL, false, 0);
-	tuptable = SPI_tuptable;
-	n = (int) SPI_processed;
+	DdlnFetch(sub, limit, floor, &fetched);
+	n = fetched.n;
 	if (n == 0)
 	{
-		SPI_freetuptable(tuptable);
 		batch->status = DDLN_BATCH_EMPTY;
 		return;
 	}
 	batch->nevents = n;
-	ids = palloc(sizeof(int64) * n);
-	for (int i = 0; i < n; i++)
-	{
-		bool		isnull;
-
-		ids[i] = DatumGetInt64(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 2, &isnull));
-	}
+	ids = fetched.ids;
 	batch->first_event_id = ids[0];
+	batch->first.xid = fetched.xids[0];
+	batch->first.id = ids[0];
+	batch->last.xid = fetched.xids[n - 1];
+	batch->last.id = ids[n - 1];
 
 	pgstat_report_activity(STATE_RUNNING,
 						   psprintf("ddl_notify: delivering %d event(s) to subscriber \"%s\"",
@@ -677,20 +914,14 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 
 		for (int i = 0; i < n; i++)
 		{
-			bool		isnull;
-			bool		wanted;
-			Datum		row;
-
 			current = i;
 			CHECK_FOR_INTERRUPTS();
-			wanted = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 3, &isnull));
-			if (!wanted)
+			if (!fetched.wanted[i])
 			{
 				nfiltered++;
 				continue;
 			}
-			row = SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 1, &isnull);
-			DdlnCallHandler(sub, &flinfo, row);
+			DdlnCallHandler(sub, &flinfo, fetched.rows[i]);
 			batch->ncalls++;
 		}
 		current = n;			/* past the handlers: the bits */
@@ -752,8 +983,6 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, DdlnBatch *batch, MemoryContext kee
 		sv[3] = Int64GetDatum(ids[n - 1]);
 		DdlnRun(&q_success, sv, NULL, false, 0);
 	}
-
-	SPI_freetuptable(tuptable);
 }
 
 /*
@@ -895,6 +1124,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 	int			limit = ddln_batch_size;
 	int			isolating = 0;	/* single-event batches still to run */
 	int64		budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
+	DdlnFloor	floor = {InvalidFullTransactionId, 0};
 
 	for (;;)
 	{
@@ -921,7 +1151,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 			return false;
 		}
 
-		DdlnRunBatch(&sub, limit, &batch, keep);
+		DdlnRunBatch(&sub, limit, &floor, &batch, keep);
 
 		switch (batch.status)
 		{
@@ -956,7 +1186,8 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					 * fails too, nothing else was read for nothing; if not,
 					 * the batch after it is a full one again).
 					 */
-					(void) DdlnTryCommit(keep);
+					if (DdlnTryCommit(keep) == NULL)
+						floor = batch.first;
 					limit = 1;
 					isolating = 0;
 					/* a failure costs a batch's worth of the turn */
@@ -974,6 +1205,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 				{
 					bool		drained = (batch.nevents < limit);
 
+					floor = batch.last;
 					result->delivered += batch.ncalls;
 					result->handled += batch.nevents;
 					budget -= batch.nevents;
@@ -1002,7 +1234,8 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					bool		dead = DdlnRecordFailure(&sub, batch.first_event_id,
 														 commit_error, result);
 
-					(void) DdlnTryCommit(keep);
+					if (DdlnTryCommit(keep) == NULL && dead)
+						floor = batch.first;
 					if (dead)
 					{
 						limit = ddln_batch_size;
