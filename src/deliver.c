@@ -97,6 +97,9 @@ PG_FUNCTION_INFO_V1(deliver);
 /* How many batches one subscriber gets before the round moves on. */
 #define DDLN_BATCHES_PER_TURN	4
 
+/* How many dead letters one transaction may write before it commits. */
+#define DDLN_DEAD_LETTERS_PER_XACT	100
+
 /* The search_path handlers run with, whoever started delivery. */
 #define DDLN_HANDLER_SEARCH_PATH	"\"$user\", public, pg_temp"
 
@@ -288,13 +291,20 @@ typedef struct DdlnSubscriber
  * visible together and are read in id order, so once a batch that ended at
  * (xid, id) committed, this stays true; the next read of that transaction
  * starts after it instead of stepping over the handled rows again.  Known
- * only in memory, for the rest of the subscriber's turn.
+ * only in memory, for the rest of the delivery round.
  */
 typedef struct DdlnFloor
 {
 	FullTransactionId xid;
 	int64		id;
 } DdlnFloor;
+
+/* A subscriber's floor for the rest of a delivery round. */
+typedef struct DdlnSubscriberFloor
+{
+	int32		id;
+	DdlnFloor	floor;
+} DdlnSubscriberFloor;
 
 /* The events a batch read, in delivery order, in the batch's memory. */
 typedef struct DdlnFetched
@@ -529,7 +539,11 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	out->xids = palloc(sizeof(FullTransactionId) * limit);
 	out->wanted = palloc(sizeof(bool) * limit);
 
-	/* READ COMMITTED: what committed before now, this batch's lock included */
+	/*
+	 * READ COMMITTED: what committed before now, this batch's lock included,
+	 * and what this transaction did itself (dead letters earlier in it).
+	 */
+	CommandCounterIncrement();
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	oslot = table_slot_create(order_rel, NULL);
 	eslot = table_slot_create(event_rel, NULL);
@@ -1088,15 +1102,18 @@ DdlnTryCommit(MemoryContext keep)
 }
 
 static bool DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
-									  MemoryContext keep, MemoryContext batchcxt);
+									  MemoryContext keep, MemoryContext batchcxt,
+									  DdlnFloor *floor);
 
 /*
  * Deliver to one subscriber for one turn: at most DDLN_BATCHES_PER_TURN
  * full batches' worth of events, then give the others a turn.  Returns true
- * if the subscriber may have more to do.
+ * if the subscriber may have more to do.  "floor" is where its committed
+ * batches of this round stopped; the turn moves it on.
  */
 static bool
-DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep)
+DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep,
+					  DdlnFloor *floor)
 {
 	MemoryContext batchcxt;
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -1104,7 +1121,7 @@ DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep)
 
 	batchcxt = AllocSetContextCreate(keep, "ddl_notify batch", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(batchcxt);
-	more = DdlnDeliverSubscriberLoop(id, result, keep, batchcxt);
+	more = DdlnDeliverSubscriberLoop(id, result, keep, batchcxt, floor);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(batchcxt);
 	return more;
@@ -1119,12 +1136,13 @@ DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep)
  */
 static bool
 DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
-						  MemoryContext batchcxt)
+						  MemoryContext batchcxt, DdlnFloor *floorp)
 {
 	int			limit = ddln_batch_size;
 	int			isolating = 0;	/* single-event batches still to run */
 	int64		budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
-	DdlnFloor	floor = {InvalidFullTransactionId, 0};
+	int			ndead = 0;		/* dead letters in the open transaction */
+	DdlnFloor	here = *floorp; /* as the open transaction sees it */
 
 	for (;;)
 	{
@@ -1151,7 +1169,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 			return false;
 		}
 
-		DdlnRunBatch(&sub, limit, &floor, &batch, keep);
+		DdlnRunBatch(&sub, limit, &here, &batch, keep);
 
 		switch (batch.status)
 		{
@@ -1176,6 +1194,8 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					/* hand over the events before the failing one first */
 					SPI_rollback();
 					DdlnStartTransaction();
+					ndead = 0;
+					here = *floorp;
 					limit = batch.failed_index;
 					continue;
 				}
@@ -1184,14 +1204,22 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					/*
 					 * Dead-lettered: go on with the next event, alone (if it
 					 * fails too, nothing else was read for nothing; if not,
-					 * the batch after it is a full one again).
+					 * the batch after it is a full one again), in the same
+					 * transaction: a run of events that all fail costs one
+					 * commit per DDLN_DEAD_LETTERS_PER_XACT, not one each.
 					 */
-					if (DdlnTryCommit(keep) == NULL)
-						floor = batch.first;
+					here = batch.first;
 					limit = 1;
 					isolating = 0;
 					/* a failure costs a batch's worth of the turn */
 					budget -= ddln_batch_size;
+					if (++ndead >= DDLN_DEAD_LETTERS_PER_XACT || budget <= 0)
+					{
+						if (DdlnTryCommit(keep) == NULL)
+							*floorp = here;
+						here = *floorp;
+						ndead = 0;
+					}
 					if (budget <= 0)
 						return true;	/* the others' turn */
 					continue;
@@ -1201,11 +1229,12 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 
 			case DDLN_BATCH_DONE:
 				commit_error = DdlnTryCommit(keep);
+				ndead = 0;
 				if (commit_error == NULL)
 				{
 					bool		drained = (batch.nevents < limit);
 
-					floor = batch.last;
+					*floorp = here = batch.last;
 					result->delivered += batch.ncalls;
 					result->handled += batch.nevents;
 					budget -= batch.nevents;
@@ -1218,6 +1247,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 						return true;	/* the others' turn */
 					continue;
 				}
+				here = *floorp;
 
 				/*
 				 * COMMIT failed: the handlers' work and the bits are gone.
@@ -1235,7 +1265,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 														 commit_error, result);
 
 					if (DdlnTryCommit(keep) == NULL && dead)
-						floor = batch.first;
+						*floorp = here = batch.first;
 					if (dead)
 					{
 						limit = ddln_batch_size;
@@ -1289,6 +1319,9 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 	PG_TRY();
 	{
 		bool		more = true;
+		int			nfloors = 0;
+		int			maxfloors = 16;
+		DdlnSubscriberFloor *floors = MemoryContextAlloc(keep, sizeof(DdlnSubscriberFloor) * maxfloors);
 
 		if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect_ext failed");
@@ -1319,7 +1352,23 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 
 			for (int i = 0; i < nsubs; i++)
 			{
-				if (DdlnDeliverSubscriber(ids[i], result, keep))
+				int			f = 0;
+
+				while (f < nfloors && floors[f].id != ids[i])
+					f++;
+				if (f == nfloors)
+				{
+					if (nfloors == maxfloors)
+					{
+						maxfloors *= 2;
+						floors = repalloc(floors, sizeof(DdlnSubscriberFloor) * maxfloors);
+					}
+					floors[f].id = ids[i];
+					floors[f].floor.xid = InvalidFullTransactionId;
+					floors[f].floor.id = 0;
+					nfloors++;
+				}
+				if (DdlnDeliverSubscriber(ids[i], result, keep, &floors[f].floor))
 					more = true;
 			}
 			pfree(ids);
