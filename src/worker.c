@@ -15,8 +15,9 @@
  *	 commit; DROP EXTENSION makes the worker find the extension gone and exit.
  * - A worker loops: one delivery round (DdlnDeliverRound), then sleep until
  *	 woken; under a steady stream of commits it waits 10 ms between rounds so
- *	 that each round serves many of them, and sweeps rows nobody needs at
- *	 most once a second (every round otherwise).  A transaction that recorded events sets the worker's latch at
+ *	 that each round serves many of them.  It sweeps rows nobody needs at
+ *	 most once a second while it delivers, and in any round that had nothing
+ *	 to deliver.  A transaction that recorded events sets the worker's latch at
  *	 COMMIT (ddl_notify.c), so delivery starts within milliseconds; the
  *	 poll interval and the earliest retry time of a failing subscriber bound
  *	 the sleep otherwise.
@@ -81,7 +82,7 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_RESTART_DELAY_MS	1000	/* before restarting a worker that died */
 #define DDLN_MAX_RESTART_DELAY_MS 60000
 #define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
-#define DDLN_SWEEP_INTERVAL_MS	1000	/* a busy worker sweeps this often */
+#define DDLN_SWEEP_INTERVAL_MS	1000	/* a delivering worker sweeps at most this often */
 #define DDLN_BUSY_ROUND_INTERVAL_MS 10	/* between rounds under a stream of commits */
 
 typedef enum DdlnWorkerState
@@ -911,6 +912,7 @@ DdlnWorkerMain(Datum arg)
 	TimestampTz last_sweep = 0;
 	bool		sweep;
 	bool		busy = false;	/* commits arrived during the last round */
+	bool		idle_round = true;	/* the last round had nothing to deliver */
 	Oid			dboid;
 	MemoryContext loopcxt;
 
@@ -987,9 +989,15 @@ DdlnWorkerMain(Datum arg)
 			proc_exit(0);
 		}
 
-		/* sweep every round, but at most once a second under a stream */
-		sweep = !busy || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
-													DDLN_SWEEP_INTERVAL_MS);
+		/*
+		 * Sweep (a scan of the whole queue) at most once a second while
+		 * there is work, and whenever a round comes with nothing to deliver
+		 * (a poll, a wake-up after unsubscribe()): each DDL commit wakes the
+		 * worker, and sweeping after every one of them cost more than
+		 * delivering its events.
+		 */
+		sweep = idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
+														 DDLN_SWEEP_INTERVAL_MS);
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PortalContext = loopcxt;
@@ -1006,6 +1014,7 @@ DdlnWorkerMain(Datum arg)
 		my_slot->delivered += result.delivered;
 		LWLockRelease(ddln_shared->lock);
 
+		idle_round = (result.handled == 0);
 		if (result.more)
 			continue;
 
