@@ -67,6 +67,7 @@
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -798,13 +799,12 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 static void
 DdlnConstraintsImmediate(void)
 {
-	int			rc;
+	ConstraintsSetStmt *stmt = makeNode(ConstraintsSetStmt);
 
-	PushActiveSnapshot(GetTransactionSnapshot());
-	rc = SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
-	PopActiveSnapshot();
-	if (rc != SPI_OK_UTILITY)
-		elog(ERROR, "SET CONSTRAINTS failed: %s", SPI_result_code_string(rc));
+	/* SET CONSTRAINTS ALL IMMEDIATE, without parsing it each batch */
+	stmt->constraints = NIL;
+	stmt->deferred = false;
+	AfterTriggerSetState(stmt);
 }
 
 /* Lock and read the subscriber; false if another deliverer holds it. */

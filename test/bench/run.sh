@@ -39,6 +39,8 @@
 #                        figures are CPU cost, not the disk's fsync latency;
 #                        the extension adds no flush of its own to a DDL)
 #   BENCH_PGQ=0          do not try PgQ
+#   BENCH_CLIENTS        pgbench clients of the capture benchmark, a series
+#                        each (default "1 2")
 #   BENCH_KEEP=1         keep the temp directory (server logs) for inspection
 #   BENCH_RESULTS=FILE   where to write the summary
 #   BENCH_TRACE=FILE     bash -x trace of this script into FILE
@@ -55,13 +57,16 @@ if [[ $QUICK == 1 ]]; then
 	HYG_TIMEOUT=40
 	DRAIN_N=4000 DRAIN_ROUNDS=1 DRAIN_FAIL_TIMEOUT=5
 else
-	CAP_ROUNDS=6 CAP_SECS=4 CAP_WARMUP=2
+	CAP_ROUNDS=5 CAP_SECS=4 CAP_WARMUP=2
 	LAT_N=200
 	MEM_EVENTS=100000
 	HYG_TIMEOUT=90
 	DRAIN_N=10000 DRAIN_ROUNDS=3 DRAIN_FAIL_TIMEOUT=15
 fi
-CAP_CLIENTS=2
+# pgbench clients of the capture benchmark, one full series each: 1 (a
+# migration: one session, the worker has the other core) and 2 (both cores
+# busy with DDL, the worker competes for them)
+CAP_CLIENTS_LIST=${BENCH_CLIENTS:-1 2}
 NAPTIME=10s
 
 
@@ -197,12 +202,15 @@ capture_bench()
 	local comps=(ddln diy) v r i k line label m lo hi nprev
 	local -A TPS=() CPU=() USR=() SYS=() WCPU=()
 	[[ $PGQ_OK == 1 ]] && comps+=(pgq)
-	section "1. capture overhead: pgbench -n -c $CAP_CLIENTS -j $CAP_CLIENTS -T $CAP_SECS (test/bench/ddl.pgbench), $CAP_ROUNDS rounds"
-	q W postgres "CREATE DATABASE b_cap"
-	q_file W b_cap "$FILES/sql/capture_ddln.sql" >/dev/null
-	q_file W b_cap "$FILES/sql/capture_diy.sql" >/dev/null
-	[[ $PGQ_OK == 1 ]] && q_file W b_cap "$FILES/sql/pgq_capture.sql" >/dev/null
-	CAP_WORKER=$(wait_worker W b_cap)
+	local cl="[${CAP_CLIENTS} client$( ((CAP_CLIENTS > 1)) && echo s)]"
+	section "1. capture overhead $cl: pgbench -n -c $CAP_CLIENTS -j $CAP_CLIENTS -T $CAP_SECS (test/bench/ddl.pgbench), $CAP_ROUNDS rounds"
+	if [[ -z ${CAP_WORKER:-} ]]; then
+		q W postgres "CREATE DATABASE b_cap"
+		q_file W b_cap "$FILES/sql/capture_ddln.sql" >/dev/null
+		q_file W b_cap "$FILES/sql/capture_diy.sql" >/dev/null
+		[[ $PGQ_OK == 1 ]] && q_file W b_cap "$FILES/sql/pgq_capture.sql" >/dev/null
+		CAP_WORKER=$(wait_worker W b_cap)
+	fi
 	echo "   one database, one variant's event triggers enabled per run:"
 	echo "   none: no event trigger enabled; ddln: ddl_notify + 1 no-op subscriber + worker (pid $CAP_WORKER);"
 	echo "   diy: PL/pgSQL trigger on ddl_command_end inserting into a table"
@@ -271,10 +279,10 @@ capture_bench()
 	done
 	for v in none "${comps[@]}"; do
 		case $v in
-		none) label="1. no capture" ;;
-		ddln) label="1. ddl_notify (+ worker)" ;;
-		diy) label="1. DIY PL/pgSQL trigger" ;;
-		pgq) label="6. PgQ capture triggers" ;;
+		none) label="1. $cl no capture" ;;
+		ddln) label="1. $cl ddl_notify (+ worker)" ;;
+		diy) label="1. $cl DIY PL/pgSQL trigger" ;;
+		pgq) label="6. $cl PgQ capture triggers" ;;
 		esac
 		read -r m lo hi _ <"$BENCH_TMP/tps.$v"
 		printf '   %-5s tps %7.1f (%.1f-%.1f)' "$v" "$m" "$lo" "$hi"
@@ -290,40 +298,40 @@ capture_bench()
 	for ((r = 0; r < CAP_ROUNDS; r++)); do echo "${WCPU[ddln,$r]}"; done | stats >"$BENCH_TMP/wcpu"
 	read -r m lo hi _ <"$BENCH_TMP/wcpu"
 	printf '   of which the ddl_notify worker (delivering 6 events per txn): %.2f ms/txn (%.2f-%.2f)\n' "$m" "$lo" "$hi"
-	row "1.   of which the ddl_notify worker, CPU ms/txn" "$(fmt "$m" 2) ($(fmt "$lo" 2)-$(fmt "$hi" 2))" "" ""
+	row "1. $cl   of which the ddl_notify worker, CPU ms/txn" "$(fmt "$m" 2) ($(fmt "$lo" 2)-$(fmt "$hi" 2))" "" ""
 
 	local tr_ddln cr_ddln
 	read -r m lo hi _ <"$BENCH_TMP/ratio.ddln"
 	tr_ddln=$m
 	printf '   tps ratio ddl_notify/none: median %.3f (%.3f-%.3f)  goal >= 0.97: %s\n' "$m" "$lo" "$hi" "$(verdict "$m" '>=' 0.97)"
-	row "1. capture tps ratio ddl_notify / none" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" ">= 0.97" "$(verdict "$m" '>=' 0.97)"
+	row "1. $cl capture tps ratio ddl_notify / none" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" ">= 0.97" "$(verdict "$m" '>=' 0.97)"
 	read -r m lo hi _ <"$BENCH_TMP/cpuratio.ddln"
 	cr_ddln=$m
 	printf '   CPU ratio none/ddl_notify (the tps ratio of a CPU-bound server): median %.3f (%.3f-%.3f)  goal >= 0.97: %s\n' "$m" "$lo" "$hi" "$(verdict "$m" '>=' 0.97)"
-	row "1. capture CPU ratio none / ddl_notify" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" ">= 0.97" "$(verdict "$m" '>=' 0.97)"
+	row "1. $cl capture CPU ratio none / ddl_notify" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" ">= 0.97" "$(verdict "$m" '>=' 0.97)"
 	read -r m lo hi _ <"$BENCH_TMP/usrratio.ddln"
 	printf '   user-CPU ratio none/ddl_notify: median %.3f (%.3f-%.3f)\n' "$m" "$lo" "$hi"
-	row "1. capture user-CPU ratio none / ddl_notify" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "" ""
+	row "1. $cl capture user-CPU ratio none / ddl_notify" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "" ""
 
 	read -r m lo hi _ <"$BENCH_TMP/ratio.diy"
 	printf '   tps ratio DIY trigger/none: median %.3f (%.3f-%.3f)  (the issue measured ~0.88)\n' "$m" "$lo" "$hi"
-	row "1. capture tps ratio DIY PL/pgSQL / none" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(baseline ~0.88)" "-"
-	row "1. ddl_notify tps ratio - DIY tps ratio" "$(awk -v a="$tr_ddln" -v b="$m" 'BEGIN { printf "%+.3f", a - b }')" "> 0 (clearly)" \
+	row "1. $cl capture tps ratio DIY PL/pgSQL / none" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(baseline ~0.88)" "-"
+	row "1. $cl ddl_notify tps ratio - DIY tps ratio" "$(awk -v a="$tr_ddln" -v b="$m" 'BEGIN { printf "%+.3f", a - b }')" "> 0 (clearly)" \
 		"$(awk -v a="$tr_ddln" -v b="$m" 'BEGIN { print (a > b) ? "PASS" : "MISS" }')"
 	read -r m lo hi _ <"$BENCH_TMP/cpuratio.diy"
 	printf '   CPU ratio none/DIY trigger: median %.3f (%.3f-%.3f)\n' "$m" "$lo" "$hi"
-	row "1. capture CPU ratio none / DIY PL/pgSQL" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(baseline)" "-"
-	row "1. ddl_notify CPU ratio - DIY CPU ratio" "$(awk -v a="$cr_ddln" -v b="$m" 'BEGIN { printf "%+.3f", a - b }')" "> 0 (clearly)" \
+	row "1. $cl capture CPU ratio none / DIY PL/pgSQL" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(baseline)" "-"
+	row "1. $cl ddl_notify CPU ratio - DIY CPU ratio" "$(awk -v a="$cr_ddln" -v b="$m" 'BEGIN { printf "%+.3f", a - b }')" "> 0 (clearly)" \
 		"$(awk -v a="$cr_ddln" -v b="$m" 'BEGIN { print (a > b) ? "PASS" : "MISS" }')"
 	if [[ $PGQ_OK == 1 ]]; then
 		read -r m lo hi _ <"$BENCH_TMP/ratio.pgq"
 		printf '   tps ratio PgQ triggers/none: median %.3f (%.3f-%.3f)' "$m" "$lo" "$hi"
-		row "6. capture tps ratio PgQ / none" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(comparison)" "-"
+		row "6. $cl capture tps ratio PgQ / none" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(comparison)" "-"
 		read -r m lo hi _ <"$BENCH_TMP/cpuratio.pgq"
 		printf '; CPU ratio none/PgQ: median %.3f (%.3f-%.3f)\n' "$m" "$lo" "$hi"
-		row "6. capture CPU ratio none / PgQ" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(comparison)" "-"
+		row "6. $cl capture CPU ratio none / PgQ" "$(fmt "$m" 3) ($(fmt "$lo" 3)-$(fmt "$hi" 3))" "(comparison)" "-"
 	else
-		row "6. PgQ capture" "skipped" "" "$PGQ_WHY"
+		row "6. $cl PgQ capture" "skipped" "" "$PGQ_WHY"
 	fi
 }
 
@@ -769,9 +777,9 @@ print_summary()
 		echo "synchronous_commit = $SYNC, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?'), ${elapsed} s"
 		echo "Medians of interleaved rounds, (min-max) in parentheses. Goals are informational."
 		echo
-		awk -F '\t' 'BEGIN { printf "%-56s %-26s %-18s %s\n", "figure", "value", "goal", "verdict"
-							  printf "%-56s %-26s %-18s %s\n", "------", "-----", "----", "-------" }
-			{ printf "%-56s %-26s %-18s %s\n", $1, $2, $3, $4 }' "$SUMMARY"
+		awk -F '\t' 'BEGIN { printf "%-66s %-26s %-18s %s\n", "figure", "value", "goal", "verdict"
+							  printf "%-66s %-26s %-18s %s\n", "------", "-----", "----", "-------" }
+			{ printf "%-66s %-26s %-18s %s\n", $1, $2, $3, $4 }' "$SUMMARY"
 	} >"$RESULTS"
 	section "summary (also in $RESULTS)"
 	cat "$RESULTS"
@@ -790,7 +798,9 @@ track_commit_timestamp = on
 synchronous_commit = $SYNC
 autovacuum_naptime = $NAPTIME
 log_autovacuum_min_duration = 0"
-	capture_bench
+	for CAP_CLIENTS in $CAP_CLIENTS_LIST; do
+		capture_bench
+	done
 	latency_bench
 	memory_bench
 	cluster_stop W
