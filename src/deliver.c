@@ -398,6 +398,7 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	DdlnSafeState safe;
 	int			rc;
 	bool		pushed = false;
+	MemoryContext cxt = CurrentMemoryContext;
 
 	DdlnBeginSafe(&safe);
 
@@ -416,6 +417,13 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	if (pushed)
 		PopActiveSnapshot();
 	DdlnEndSafe(&safe);
+
+	/*
+	 * SPI returns in its procedure context, which lives as long as the whole
+	 * round: whatever the caller allocates next belongs in the caller's
+	 * (batch) context, or a long round would keep every batch's memory.
+	 */
+	MemoryContextSwitchTo(cxt);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s", q->sql,
 			 SPI_result_code_string(rc));
