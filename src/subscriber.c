@@ -582,6 +582,7 @@ wait_for_delivery(PG_FUNCTION_ARGS)
 {
 	Interval   *timeout;
 	TimestampTz deadline;
+	TimestampTz now;
 	Oid			argtypes[2] = {TEXTOID, XID8OID};
 	Datum		values[2];
 	char		nulls[2] = {' ', ' '};
@@ -593,10 +594,12 @@ wait_for_delivery(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("timeout must not be null")));
 	timeout = PG_GETARG_INTERVAL_P(0);
+	/* one reading of the clock: with two, a zero timeout could seem negative */
+	now = GetCurrentTimestamp();
 	deadline = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-													   TimestampTzGetDatum(GetCurrentTimestamp()),
+													   TimestampTzGetDatum(now),
 													   IntervalPGetDatum(timeout)));
-	if (deadline < GetCurrentTimestamp())
+	if (deadline < now)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timeout must not be negative")));
