@@ -114,33 +114,6 @@ typedef struct DdlnCaptureCall
 	Oid			seqid;			/* its id sequence */
 } DdlnCaptureCall;
 
-/*
- * The columns of ddl_notify.event, in the order of the install script.  The
- * rows are formed here and written with a plain heap and index insert: no
- * executor, no SQL, no search_path, and no privilege check on a table the
- * DDL's author may not write (capture runs as that author).
- */
-enum
-{
-	DDLN_EV_ID = 0,
-	DDLN_EV_XID,
-	DDLN_EV_OCCURRED_AT,
-	DDLN_EV_TRIGGER_EVENT,
-	DDLN_EV_COMMAND_TAG,
-	DDLN_EV_OBJECT_TYPE,
-	DDLN_EV_SCHEMA_NAME,
-	DDLN_EV_OBJECT_IDENTITY,
-	DDLN_EV_CLASSID,
-	DDLN_EV_OBJID,
-	DDLN_EV_OBJSUBID,
-	DDLN_EV_IN_EXTENSION,
-	DDLN_EV_ROLE_NAME,
-	DDLN_EV_QUERY,
-	DDLN_EV_DETAILS,
-	DDLN_EV_ORIGIN,
-	DDLN_EV_PROCESSED,
-	DDLN_EV_NATTS
-};
 
 
 static bool
@@ -178,8 +151,8 @@ DdlnRecordCommitPosition(void)
 	Oid			relid;
 	Oid			seqid;
 	Relation	rel;
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
+	Datum		values[DDLN_CO_NATTS];
+	bool		nulls[DDLN_CO_NATTS] = {false, false};
 	HeapTuple	tup;
 
 	if (!OidIsValid(nspid))
@@ -189,8 +162,8 @@ DdlnRecordCommitPosition(void)
 	if (!OidIsValid(relid) || !OidIsValid(seqid))
 		return;
 
-	values[0] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-	values[1] = Int64GetDatum(nextval_internal(seqid, false));
+	values[DDLN_CO_XID] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	values[DDLN_CO_POS] = Int64GetDatum(nextval_internal(seqid, false));
 	rel = table_open(relid, RowExclusiveLock);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 	CatalogTupleInsert(rel, tup);

@@ -106,4 +106,39 @@ extern bool DdlnStopDatabaseWorker(Oid dboid);
 extern bool DdlnAutomaticDelivery(void);
 extern void DdlnBeforeUtility(Node *parsetree);
 
+/*
+ * The columns of ddl_notify.event and ddl_notify.commit_order, in the order
+ * of the install script (0-based: attribute number - 1).  Capture forms
+ * their rows and the engine reads them without SQL, both by these numbers
+ * (capture checks event's column count, the engine both tables').
+ */
+enum
+{
+	DDLN_EV_ID = 0,
+	DDLN_EV_XID,
+	DDLN_EV_OCCURRED_AT,
+	DDLN_EV_TRIGGER_EVENT,
+	DDLN_EV_COMMAND_TAG,
+	DDLN_EV_OBJECT_TYPE,
+	DDLN_EV_SCHEMA_NAME,
+	DDLN_EV_OBJECT_IDENTITY,
+	DDLN_EV_CLASSID,
+	DDLN_EV_OBJID,
+	DDLN_EV_OBJSUBID,
+	DDLN_EV_IN_EXTENSION,
+	DDLN_EV_ROLE_NAME,
+	DDLN_EV_QUERY,
+	DDLN_EV_DETAILS,
+	DDLN_EV_ORIGIN,
+	DDLN_EV_PROCESSED,
+	DDLN_EV_NATTS
+};
+
+enum
+{
+	DDLN_CO_XID = 0,
+	DDLN_CO_POS,
+	DDLN_CO_NATTS
+};
+
 #endif							/* DDL_NOTIFY_H */

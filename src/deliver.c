@@ -333,7 +333,6 @@ typedef struct DdlnBatch
 	int			nevents;		/* events read */
 	int			ncalls;			/* handler calls made */
 	int			failed_index;
-	int64		first_event_id;
 	int64		failed_event_id;
 	DdlnFloor	first;			/* the first event read */
 	DdlnFloor	last;			/* the last event read */
@@ -477,18 +476,6 @@ DdlnFilterPasses(const DdlnFilter *f, TupleTableSlot *slot, AttrNumber attnum)
 	return pass;
 }
 
-/* An attribute of one of the extension's relations, by name. */
-static AttrNumber
-DdlnAttnum(Relation rel, const char *name)
-{
-	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), name);
-
-	if (attnum == InvalidAttrNumber)
-		elog(ERROR, "column \"%s\" of relation \"%s\" does not exist",
-			 name, RelationGetRelationName(rel));
-	return attnum;
-}
-
 /* One of the extension's relations, by name. */
 static Oid
 DdlnRelid(Oid nspid, const char *name)
@@ -525,13 +512,13 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	Relation	event_rel = table_open(DdlnRelid(nspid, "event"), AccessShareLock);
 	Relation	event_idx = index_open(DdlnRelid(nspid, "event_xid"), AccessShareLock);
 	TupleDesc	event_desc = RelationGetDescr(event_rel);
-	AttrNumber	a_order_xid = DdlnAttnum(order_rel, "xid");
-	AttrNumber	a_id = DdlnAttnum(event_rel, "id");
-	AttrNumber	a_processed = DdlnAttnum(event_rel, "processed");
-	AttrNumber	a_tag = DdlnAttnum(event_rel, "command_tag");
-	AttrNumber	a_type = DdlnAttnum(event_rel, "object_type");
-	AttrNumber	a_schema = DdlnAttnum(event_rel, "schema_name");
-	AttrNumber	a_origin = DdlnAttnum(event_rel, "origin");
+	AttrNumber	a_order_xid = DDLN_CO_XID + 1;
+	AttrNumber	a_id = DDLN_EV_ID + 1;
+	AttrNumber	a_processed = DDLN_EV_PROCESSED + 1;
+	AttrNumber	a_tag = DDLN_EV_COMMAND_TAG + 1;
+	AttrNumber	a_type = DDLN_EV_OBJECT_TYPE + 1;
+	AttrNumber	a_schema = DDLN_EV_SCHEMA_NAME + 1;
+	AttrNumber	a_origin = DDLN_EV_ORIGIN + 1;
 	int64		bit = INT64CONST(1) << sub->slot;
 	Snapshot	snap;
 	TupleTableSlot *oslot;
@@ -539,8 +526,13 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	IndexScanDesc walk;
 	IndexScanDesc scan;
 
-	if (IndexRelationGetNumberOfKeyAttributes(event_idx) != 2)
-		elog(ERROR, "index \"%s\" must be on (xid, id)", RelationGetRelationName(event_idx));
+	if (IndexRelationGetNumberOfKeyAttributes(event_idx) != 2 ||
+		event_desc->natts != DDLN_EV_NATTS ||
+		RelationGetDescr(order_rel)->natts != DDLN_CO_NATTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the tables of ddl_notify do not have the columns and indexes this version reads"),
+				 errhint("Do not alter the extension's tables; ALTER EXTENSION ddl_notify UPDATE brings them in line.")));
 
 	memset(out, 0, sizeof(*out));
 	out->rows = palloc(sizeof(Datum) * limit);
@@ -897,7 +889,6 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	}
 	batch->nevents = n;
 	ids = fetched.ids;
-	batch->first_event_id = ids[0];
 	batch->first.xid = fetched.xids[0];
 	batch->first.id = ids[0];
 	batch->last.xid = fetched.xids[n - 1];
@@ -1269,7 +1260,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 				}
 				if (DdlnLockSubscriber(id, &sub))
 				{
-					bool		dead = DdlnRecordFailure(&sub, batch.first_event_id,
+					bool		dead = DdlnRecordFailure(&sub, batch.first.id,
 														 commit_error, result);
 
 					if (DdlnTryCommit(keep) == NULL && dead)
