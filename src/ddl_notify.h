@@ -83,6 +83,17 @@ extern void DdlnFixSubscriptionPoint(void);
 extern char *DdlnSnapshotText(Snapshot snap);
 
 /* deliver.c */
+
+/*
+ * An event as the engine's statements name it: its id and its transaction,
+ * so that either of event's indexes (id; xid, id) finds it in one lookup.
+ */
+typedef struct DdlnEventKey
+{
+	FullTransactionId xid;
+	int64		id;
+} DdlnEventKey;
+
 typedef struct DdlnRoundResult
 {
 	int64		delivered;		/* handler calls that committed */
@@ -94,7 +105,8 @@ typedef struct DdlnRoundResult
 
 extern void DdlnDeliverRound(DdlnRoundResult *result, bool sweep);
 extern void DdlnStartTransaction(void);
-extern void DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n);
+extern void DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
+							const FullTransactionId *xids, int n);
 extern void DdlnPurge(void);
 
 /* worker.c */

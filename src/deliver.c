@@ -138,40 +138,47 @@ static DdlnQuery q_lock_subscriber = {
 };
 
 /*
- * The ids come sorted, and the join walks them in that order with one index
- * lookup each: rows are locked in id order by every deliverer, whatever the
- * size of the table, so two deliverers of different subscribers never
- * deadlock on them.
+ * The events come sorted by id, and the join walks them in that order with
+ * one index lookup each: rows are locked in id order by every deliverer,
+ * whatever the size of the table, so two deliverers of different subscribers
+ * never deadlock on them.
+ *
+ * Each event is named by its id and its xid, so that either index is an
+ * exact lookup.  By id alone, a generic plan made while the table's
+ * statistics said it was empty (autovacuum analyzes a drained queue) could
+ * as well take event_xid (xid, id), on which "id = ..." scans the whole
+ * index, for every event: a drain of 4,000 events took 8.6 s.
  */
+#define DDLN_EVENTS_JOIN \
+	"ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS u(id, xid) " \
+	"WHERE e.id OPERATOR(pg_catalog.=) u.id AND e.xid OPERATOR(pg_catalog.=) u.xid "
+
 static DdlnQuery q_mark = {
 	"UPDATE ddl_notify.event e "
-	"SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $2) "
-	"FROM pg_catalog.unnest($1) AS u(id) "
-	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $2)) OPERATOR(pg_catalog.=) 0",
-	2, {INT8ARRAYOID, INT4OID}
+	"SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $3) "
+	"FROM " DDLN_EVENTS_JOIN
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERATOR(pg_catalog.=) 0",
+	3, {INT8ARRAYOID, XID8ARRAYOID, INT4OID}
 };
 
 static DdlnQuery q_delete_last = {
 	"DELETE FROM ddl_notify.event e "
-	"USING pg_catalog.unnest($1) AS u(id) "
-	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $2)) OPERATOR(pg_catalog.=) 0 "
+	"USING " DDLN_EVENTS_JOIN
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERATOR(pg_catalog.=) 0 "
 	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
-	"    WHERE s.slot OPERATOR(pg_catalog.<>) $2 "
+	"    WHERE s.slot OPERATOR(pg_catalog.<>) $3 "
 	"      AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)) "
 	"RETURNING e.id, e.xid",
-	2, {INT8ARRAYOID, INT4OID}
+	3, {INT8ARRAYOID, XID8ARRAYOID, INT4OID}
 };
 
 static DdlnQuery q_delete_done = {
 	"DELETE FROM ddl_notify.event e "
-	"USING pg_catalog.unnest($1) AS u(id) "
-	"WHERE e.id OPERATOR(pg_catalog.=) u.id "
+	"USING " DDLN_EVENTS_JOIN
 	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
 	"    WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)) "
 	"RETURNING e.xid",
-	1, {INT8ARRAYOID}
+	2, {INT8ARRAYOID, XID8ARRAYOID}
 };
 
 /* A transaction whose last event is gone leaves commit_order with it. */
@@ -242,8 +249,8 @@ static DdlnQuery q_backoff = {
 static DdlnQuery q_dead_letter = {
 	"INSERT INTO ddl_notify.dead_letter (subscriber, event_id, event, attempts, error, sqlstate) "
 	"SELECT $1, e.id, pg_catalog.to_jsonb(e), $3, $4, $5 FROM ddl_notify.event e "
-	"WHERE e.id = $2",
-	5, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID}
+	"WHERE e.id = $2 AND e.xid = $6",
+	6, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, XID8OID}
 };
 
 static DdlnQuery q_after_dead_letter = {
@@ -294,11 +301,7 @@ typedef struct DdlnSubscriber
  * starts after it instead of stepping over the handled rows again.  Known
  * only in memory, for the rest of the delivery round.
  */
-typedef struct DdlnFloor
-{
-	FullTransactionId xid;
-	int64		id;
-} DdlnFloor;
+typedef DdlnEventKey DdlnFloor;
 
 /* A subscriber's floor for the rest of a delivery round. */
 typedef struct DdlnSubscriberFloor
@@ -333,9 +336,9 @@ typedef struct DdlnBatch
 	int			nevents;		/* events read */
 	int			ncalls;			/* handler calls made */
 	int			failed_index;
-	int64		failed_event_id;
-	DdlnFloor	first;			/* the first event read */
-	DdlnFloor	last;			/* the last event read */
+	DdlnEventKey failed;		/* the event at failed_index */
+	DdlnEventKey first;			/* the first event read */
+	DdlnEventKey last;			/* the last event read */
 	bool		mark_failed;	/* handlers ran, the bits could not be set */
 	ErrorData  *error;
 } DdlnBatch;
@@ -353,14 +356,29 @@ DdlnCompareInt64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static Datum
-DdlnInt8Array(int64 *ids, int n)
+static int
+DdlnCompareEventId(const void *a, const void *b)
 {
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	return DdlnCompareInt64(&((const DdlnEventKey *) a)->id,
+							&((const DdlnEventKey *) b)->id);
+}
+
+/* The ids ($1) and xids ($2) of events, as the engine's statements take them. */
+static void
+DdlnEventArrays(const DdlnEventKey *events, int n, Datum *values)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *xids = palloc(sizeof(Datum) * Max(n, 1));
 
 	for (int i = 0; i < n; i++)
-		d[i] = Int64GetDatum(ids[i]);
-	return PointerGetDatum(construct_array(d, n, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
+	{
+		ids[i] = Int64GetDatum(events[i].id);
+		xids[i] = FullTransactionIdGetDatum(events[i].xid);
+	}
+	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64),
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[1] = PointerGetDatum(construct_array(xids, n, XID8OID, sizeof(uint64),
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /* Prepare one of the engine's statements, once per backend. */
@@ -625,22 +643,27 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
  * letters alike.
  */
 void
-DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
+DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
+				const FullTransactionId *xids, int n)
 {
-	Datum		values[2];
+	Datum		values[3];
 	int64		done = 0;
-	int64	   *sorted;
+	DdlnEventKey *sorted;
 	int			nleft = 0;
 	uint64	   *gone_xids = palloc(sizeof(uint64) * n);
 	int			ngone_xids = 0;
 
 	if (n == 0)
 		return;
-	sorted = palloc(sizeof(int64) * n);
-	memcpy(sorted, ids, sizeof(int64) * n);
-	qsort(sorted, n, sizeof(int64), DdlnCompareInt64);
-	values[0] = DdlnInt8Array(sorted, n);
-	values[1] = Int32GetDatum(slot);
+	sorted = palloc(sizeof(DdlnEventKey) * n);
+	for (int i = 0; i < n; i++)
+	{
+		sorted[i].id = ids[i];
+		sorted[i].xid = xids[i];
+	}
+	qsort(sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
+	DdlnEventArrays(sorted, n, values);
+	values[2] = Int32GetDatum(slot);
 
 	/*
 	 * Rows this subscriber was the last to need are deleted at once, without
@@ -651,7 +674,7 @@ DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
 	done = (int64) SPI_processed;
 	if (done > 0)
 	{
-		int64	   *left = palloc(sizeof(int64) * n);
+		DdlnEventKey *left = palloc(sizeof(DdlnEventKey) * n);
 		int64	   *gone = palloc(sizeof(int64) * done);
 
 		for (int i = 0; i < done; i++)
@@ -667,13 +690,13 @@ DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
 		qsort(gone, done, sizeof(int64), DdlnCompareInt64);
 		for (int i = 0, j = 0; i < n; i++)
 		{
-			while (j < done && gone[j] < sorted[i])
+			while (j < done && gone[j] < sorted[i].id)
 				j++;
-			if (j < done && gone[j] == sorted[i])
+			if (j < done && gone[j] == sorted[i].id)
 				continue;
 			left[nleft++] = sorted[i];
 		}
-		values[0] = DdlnInt8Array(left, nleft);
+		DdlnEventArrays(left, nleft, values);
 	}
 	else
 	{
@@ -710,12 +733,12 @@ DdlnMarkHandled(const char *subname, int32 slot, int64 *ids, int n)
 	/* transactions whose last event is gone leave commit_order */
 	if (ngone_xids > 0)
 	{
-		Datum	   *xids = palloc(sizeof(Datum) * ngone_xids);
+		Datum	   *oxids = palloc(sizeof(Datum) * ngone_xids);
 		Datum		ov[1];
 
 		for (int i = 0; i < ngone_xids; i++)
-			xids[i] = FullTransactionIdGetDatum(FullTransactionIdFromU64(gone_xids[i]));
-		ov[0] = PointerGetDatum(construct_array(xids, ngone_xids, XID8OID, sizeof(uint64),
+			oxids[i] = FullTransactionIdGetDatum(FullTransactionIdFromU64(gone_xids[i]));
+		ov[0] = PointerGetDatum(construct_array(oxids, ngone_xids, XID8OID, sizeof(uint64),
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		DdlnRun(&q_delete_order, ov, NULL, false, 0);
 	}
@@ -938,7 +961,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			batch->ncalls++;
 		}
 		current = n;			/* past the handlers: the bits */
-		DdlnMarkHandled(sub->name, sub->slot, ids, n);
+		DdlnMarkHandled(sub->name, sub->slot, ids, fetched.xids, n);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
@@ -976,7 +999,8 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		batch->status = DDLN_BATCH_HANDLER_FAILED;
 		batch->mark_failed = (current > n);
 		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
-		batch->failed_event_id = ids[batch->failed_index];
+		batch->failed.id = ids[batch->failed_index];
+		batch->failed.xid = fetched.xids[batch->failed_index];
 		batch->error = edata;
 	}
 	PG_END_TRY();
@@ -1005,11 +1029,11 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
  * sent to the dead-letter table (the subscriber can go on).
  */
 static bool
-DdlnRecordFailure(DdlnSubscriber *sub, int64 event_id, ErrorData *edata,
+DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *edata,
 				  DdlnRoundResult *result)
 {
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	bool		isnull;
 	int32		attempts;
 	const char *message = edata->message ? edata->message : "unknown error";
@@ -1024,7 +1048,7 @@ DdlnRecordFailure(DdlnSubscriber *sub, int64 event_id, ErrorData *edata,
 		appendStringInfo(&text, " (context: %s)", edata->context);
 
 	values[0] = Int32GetDatum(sub->id);
-	values[1] = Int64GetDatum(event_id);
+	values[1] = Int64GetDatum(event->id);
 	values[2] = CStringGetTextDatum(text.data);
 	values[3] = CStringGetTextDatum(sqlstate);
 	DdlnRun(&q_failure, values, nulls, false, 0);
@@ -1036,22 +1060,23 @@ DdlnRecordFailure(DdlnSubscriber *sub, int64 event_id, ErrorData *edata,
 
 	ereport(LOG,
 			(errmsg("ddl_notify: subscriber \"%s\" failed on event %lld (attempt %d): %s",
-					sub->name, (long long) event_id, attempts, message)));
+					sub->name, (long long) event->id, attempts, message)));
 
 	if (sub->max_attempts > 0 && attempts >= sub->max_attempts)
 	{
 		values[0] = CStringGetTextDatum(sub->name);
-		values[1] = Int64GetDatum(event_id);
+		values[1] = Int64GetDatum(event->id);
 		values[2] = Int32GetDatum(attempts);
 		values[3] = CStringGetTextDatum(text.data);
 		values[4] = CStringGetTextDatum(sqlstate);
+		values[5] = FullTransactionIdGetDatum(event->xid);
 		DdlnRun(&q_dead_letter, values, nulls, false, 0);
-		DdlnMarkHandled(sub->name, sub->slot, &event_id, 1);
+		DdlnMarkHandled(sub->name, sub->slot, &event->id, &event->xid, 1);
 		values[0] = Int32GetDatum(sub->id);
 		DdlnRun(&q_after_dead_letter, values, nulls, false, 0);
 		ereport(LOG,
 				(errmsg("ddl_notify: event %lld sent to ddl_notify.dead_letter for subscriber \"%s\" after %d attempts",
-						(long long) event_id, sub->name, attempts)));
+						(long long) event->id, sub->name, attempts)));
 		return true;
 	}
 	else
@@ -1198,7 +1223,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					limit = batch.failed_index;
 					continue;
 				}
-				if (DdlnRecordFailure(&sub, batch.failed_event_id, batch.error, result))
+				if (DdlnRecordFailure(&sub, &batch.failed, batch.error, result))
 				{
 					/*
 					 * Dead-lettered: go on with the next event, alone (if it
@@ -1260,7 +1285,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 				}
 				if (DdlnLockSubscriber(id, &sub))
 				{
-					bool		dead = DdlnRecordFailure(&sub, batch.first.id,
+					bool		dead = DdlnRecordFailure(&sub, &batch.first,
 														 commit_error, result);
 
 					if (DdlnTryCommit(keep) == NULL && dead)

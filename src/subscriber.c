@@ -534,6 +534,8 @@ skip(PG_FUNCTION_ARGS)
 {
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	int64		event_id;
+	FullTransactionId xid;
+	bool		isnull;
 	int32		id;
 	int32		slot;
 	Oid			argtypes[2] = {INT4OID, INT8OID};
@@ -551,7 +553,7 @@ skip(PG_FUNCTION_ARGS)
 
 	values[0] = Int32GetDatum(id);
 	values[1] = Int64GetDatum(event_id);
-	DdlnApiExec("SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
+	DdlnApiExec("SELECT e.xid FROM ddl_notify.event e, ddl_notify.subscriber s "
 				"WHERE s.id OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) $2 "
 				"AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)",
 				2, argtypes, values, NULL);
@@ -562,7 +564,10 @@ skip(PG_FUNCTION_ARGS)
 						(long long) event_id, name),
 				 errdetail("It does not exist, was already handled, or committed before the subscriber subscribed.")));
 
-	DdlnMarkHandled(name, slot, &event_id, 1);
+	xid = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	DdlnMarkHandled(name, slot, &event_id, &xid, 1);
 	DdlnApiExec("UPDATE ddl_notify.subscriber SET skipped = skipped OPERATOR(pg_catalog.+) 1, "
 				"  attempts = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN 0 ELSE attempts END, "
 				"  next_retry_at = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN NULL ELSE next_retry_at END, "
