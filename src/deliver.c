@@ -892,7 +892,7 @@ DdlnErrorIsDeliverers(ErrorData *edata)
  */
 static void
 DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
-			 DdlnBatch *batch, MemoryContext keep)
+			 DdlnBatch *batch)
 {
 	DdlnFetched fetched;
 	int			n;
@@ -975,7 +975,8 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			disable_timeout(handler_timeout_id, false);
 		ddln_current_origin = NULL;
 
-		MemoryContextSwitchTo(keep);
+		/* in the batch's memory: one failure each, not one per event a round */
+		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
 
@@ -987,13 +988,8 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			ReThrowError(edata);
 
 		if (handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
-		{
-			MemoryContext c = MemoryContextSwitchTo(keep);
-
 			edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
 									  sub->name, ddln_handler_timeout);
-			MemoryContextSwitchTo(c);
-		}
 		handler_timed_out = false;
 
 		batch->status = DDLN_BATCH_HANDLER_FAILED;
@@ -1100,9 +1096,12 @@ DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *eda
 	}
 }
 
-/* Commit; on failure return the error (the new transaction is clean). */
+/*
+ * Commit; on failure return the error, in the caller's memory (the new
+ * transaction is clean).
+ */
 static ErrorData *
-DdlnTryCommit(MemoryContext keep)
+DdlnTryCommit(void)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ErrorData  *volatile edata = NULL;
@@ -1113,10 +1112,9 @@ DdlnTryCommit(MemoryContext keep)
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(keep);
+		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		MemoryContextSwitchTo(oldcxt);
 		if (DdlnErrorIsDeliverers(edata))
 			ReThrowError(edata);
 	}
@@ -1126,8 +1124,7 @@ DdlnTryCommit(MemoryContext keep)
 }
 
 static bool DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
-									  MemoryContext keep, MemoryContext batchcxt,
-									  DdlnFloor *floor);
+									  MemoryContext batchcxt, DdlnFloor *floor);
 
 /*
  * Deliver to one subscriber for one turn: at most DDLN_BATCHES_PER_TURN
@@ -1145,7 +1142,7 @@ DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep,
 
 	batchcxt = AllocSetContextCreate(keep, "ddl_notify batch", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(batchcxt);
-	more = DdlnDeliverSubscriberLoop(id, result, keep, batchcxt, floor);
+	more = DdlnDeliverSubscriberLoop(id, result, batchcxt, floor);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(batchcxt);
 	return more;
@@ -1159,7 +1156,7 @@ DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep,
  * culprit being one of them, then full batches again.
  */
 static bool
-DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
+DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 						  MemoryContext batchcxt, DdlnFloor *floorp)
 {
 	int			limit = ddln_batch_size;
@@ -1193,7 +1190,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 			return false;
 		}
 
-		DdlnRunBatch(&sub, limit, &here, &batch, keep);
+		DdlnRunBatch(&sub, limit, &here, &batch);
 
 		switch (batch.status)
 		{
@@ -1239,7 +1236,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					budget -= ddln_batch_size;
 					if (++ndead >= DDLN_DEAD_LETTERS_PER_XACT || budget <= 0)
 					{
-						if (DdlnTryCommit(keep) == NULL)
+						if (DdlnTryCommit() == NULL)
 							*floorp = here;
 						here = *floorp;
 						ndead = 0;
@@ -1248,11 +1245,11 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 						return true;	/* the others' turn */
 					continue;
 				}
-				(void) DdlnTryCommit(keep);
+				(void) DdlnTryCommit();
 				return false;
 
 			case DDLN_BATCH_DONE:
-				commit_error = DdlnTryCommit(keep);
+				commit_error = DdlnTryCommit();
 				ndead = 0;
 				if (commit_error == NULL)
 				{
@@ -1288,7 +1285,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result, MemoryContext keep,
 					bool		dead = DdlnRecordFailure(&sub, &batch.first,
 														 commit_error, result);
 
-					if (DdlnTryCommit(keep) == NULL && dead)
+					if (DdlnTryCommit() == NULL && dead)
 						*floorp = here = batch.first;
 					if (dead)
 					{
@@ -1321,14 +1318,19 @@ DdlnStartTransaction(void)
 /*
  * One delivery round: every subscriber that is due, until nothing is left
  * or every remaining subscriber is in backoff, then (if "sweep") the sweep of
- * rows nobody needs.  Called inside a started transaction; returns inside a
- * fresh one.
+ * rows nobody needs.  Called inside a started transaction, in a memory
+ * context that outlives it (the procedure's; the worker's loop context);
+ * returns inside a fresh transaction, in that context.
  */
 void
 DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 {
 	MemoryContext keep;
 	MemoryContext oldcxt = CurrentMemoryContext;
+	bool		more = true;
+	int			nfloors = 0;
+	int			maxfloors = 16;
+	DdlnSubscriberFloor *floors;
 
 	memset(result, 0, sizeof(*result));
 
@@ -1338,88 +1340,90 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 				 errmsg("cannot deliver DDL events during recovery"),
 				 errhint("Delivery resumes on the primary, or on this server once it is promoted.")));
 
-	keep = AllocSetContextCreate(TopMemoryContext, "ddl_notify delivery round",
+	/*
+	 * The round's memory, across its transactions.  A child of the caller's
+	 * context, which outlives them too (SPI_commit returns in it), and which
+	 * the caller frees: the procedure's with its portal, the worker's at its
+	 * next loop.  Not freed here on error: an error the engine re-throws
+	 * (ReThrowError after CopyErrorData, as SPI_commit does too) keeps
+	 * pointers into the copy's memory, its file and function names, until it
+	 * is reported, after this function is gone.  Freeing it first made the
+	 * report read freed memory: a crash on cancel.
+	 */
+	if (oldcxt == TopTransactionContext || oldcxt == CurTransactionContext)
+		elog(ERROR, "ddl_notify delivery must start in a memory context that outlives the transaction");
+	keep = AllocSetContextCreate(oldcxt, "ddl_notify delivery round",
 								 ALLOCSET_DEFAULT_SIZES);
-	PG_TRY();
+	floors = MemoryContextAlloc(keep, sizeof(DdlnSubscriberFloor) * maxfloors);
+
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect_ext failed");
+
+	/* start from a clean READ COMMITTED transaction */
+	SPI_commit();
+	DdlnStartTransaction();
+
+	while (more)
 	{
-		bool		more = true;
-		int			nfloors = 0;
-		int			maxfloors = 16;
-		DdlnSubscriberFloor *floors = MemoryContextAlloc(keep, sizeof(DdlnSubscriberFloor) * maxfloors);
+		int32	   *ids;
+		int			nsubs;
 
-		if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect_ext failed");
+		more = false;
+		DdlnRun(&q_list_subscribers, NULL, NULL, true, 0);
+		nsubs = (int) SPI_processed;
+		ids = MemoryContextAlloc(keep, sizeof(int32) * Max(nsubs, 1));
+		for (int i = 0; i < nsubs; i++)
+		{
+			bool		isnull;
 
-		/* start from a clean READ COMMITTED transaction */
+			ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+												 SPI_tuptable->tupdesc, 1, &isnull));
+		}
+		SPI_freetuptable(SPI_tuptable);
 		SPI_commit();
 		DdlnStartTransaction();
 
-		while (more)
+		for (int i = 0; i < nsubs; i++)
 		{
-			int32	   *ids;
-			int			nsubs;
+			int			f = 0;
 
-			more = false;
-			DdlnRun(&q_list_subscribers, NULL, NULL, true, 0);
-			nsubs = (int) SPI_processed;
-			ids = MemoryContextAlloc(keep, sizeof(int32) * Max(nsubs, 1));
-			for (int i = 0; i < nsubs; i++)
+			while (f < nfloors && floors[f].id != ids[i])
+				f++;
+			if (f == nfloors)
 			{
-				bool		isnull;
-
-				ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
-													 SPI_tuptable->tupdesc, 1, &isnull));
-			}
-			SPI_freetuptable(SPI_tuptable);
-			SPI_commit();
-			DdlnStartTransaction();
-
-			for (int i = 0; i < nsubs; i++)
-			{
-				int			f = 0;
-
-				while (f < nfloors && floors[f].id != ids[i])
-					f++;
-				if (f == nfloors)
+				if (nfloors == maxfloors)
 				{
-					if (nfloors == maxfloors)
-					{
-						maxfloors *= 2;
-						floors = repalloc(floors, sizeof(DdlnSubscriberFloor) * maxfloors);
-					}
-					floors[f].id = ids[i];
-					floors[f].floor.xid = InvalidFullTransactionId;
-					floors[f].floor.id = 0;
-					nfloors++;
+					maxfloors *= 2;
+					floors = repalloc(floors, sizeof(DdlnSubscriberFloor) * maxfloors);
 				}
-				if (DdlnDeliverSubscriber(ids[i], result, keep, &floors[f].floor))
-					more = true;
+				floors[f].id = ids[i];
+				floors[f].floor.xid = InvalidFullTransactionId;
+				floors[f].floor.id = 0;
+				nfloors++;
 			}
-			pfree(ids);
+			if (DdlnDeliverSubscriber(ids[i], result, keep, &floors[f].floor))
+				more = true;
 		}
-
-		/*
-		 * Sweep the rows nobody needs: committed before every current
-		 * subscriber subscribed, or left by one that unsubscribed.  Rows
-		 * every subscriber handled are gone already (DdlnMarkHandled); this
-		 * is a full scan, so the worker does it only now and then.
-		 */
-		if (sweep)
-		{
-			DdlnPurge();
-			SPI_commit();
-			DdlnStartTransaction();
-		}
-
-		pgstat_report_activity(STATE_IDLE, NULL);
-		SPI_finish();
+		pfree(ids);
 	}
-	PG_FINALLY();
+
+	/*
+	 * Sweep the rows nobody needs: committed before every current
+	 * subscriber subscribed, or left by one that unsubscribed.  Rows
+	 * every subscriber handled are gone already (DdlnMarkHandled); this
+	 * is a full scan, so the worker does it only now and then.
+	 */
+	if (sweep)
 	{
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextDelete(keep);
+		DdlnPurge();
+		SPI_commit();
+		DdlnStartTransaction();
 	}
-	PG_END_TRY();
+
+	pgstat_report_activity(STATE_IDLE, NULL);
+	SPI_finish();
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(keep);
 }
 
 /*

@@ -1000,6 +1000,8 @@ DdlnWorkerMain(Datum arg)
 														 DDLN_SWEEP_INTERVAL_MS);
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
+		/* the round's memory must outlive its transactions (deliver.c) */
+		MemoryContextSwitchTo(loopcxt);
 		PortalContext = loopcxt;
 		DdlnDeliverRound(&result, sweep);
 		CommitTransactionCommand();
