@@ -321,6 +321,7 @@ SET ddl_notify.capture_query = 'maybe';
 SET ddl_notify.capture_query = '';
 SET ddl_notify.poll_interval = 5;
 SET ddl_notify.poll_interval = '10s';
+SET ddl_notify.stream_interval = 5;
 SET ddl_notify.max_workers = 1;
 SET ddl_notify.max_workers = -1;
 SET ddl_notify.no_such_setting = 1;

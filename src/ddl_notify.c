@@ -55,6 +55,7 @@ int			ddln_retry_max_delay = 300000;
 int			ddln_handler_timeout = 300000;
 int			ddln_max_workers = 8;
 int			ddln_poll_interval = 5000;
+int			ddln_stream_interval = 2;
 
 /* the statement being executed, for capture.c */
 static const char *ddln_stmt_string = NULL;
@@ -117,6 +118,12 @@ _PG_init(void)
 							"Sets how often an idle delivery worker looks for work without being woken.",
 							"Commits wake the worker at once; this is only the fallback.",
 							&ddln_poll_interval, 5000, 10, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ddl_notify.stream_interval",
+							"Sets how often a delivery worker starts a round at most while commits keep coming.",
+							"A commit after a quiet interval is delivered at once; under a stream, commits gather for up to this long. Zero starts a round for each wake-up.",
+							&ddln_stream_interval, 2, 0, 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("ddl_notify");

@@ -56,6 +56,7 @@ extern int	ddln_retry_max_delay;
 extern int	ddln_handler_timeout;
 extern int	ddln_max_workers;
 extern int	ddln_poll_interval;
+extern int	ddln_stream_interval;
 
 /* ddl_notify.c */
 typedef struct DdlnSafeState

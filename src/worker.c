@@ -83,7 +83,6 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_MAX_RESTART_DELAY_MS 60000
 #define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
 #define DDLN_SWEEP_INTERVAL_MS	1000	/* a delivering worker sweeps at most this often */
-#define DDLN_BUSY_ROUND_INTERVAL_MS 10	/* between rounds under a stream of commits */
 
 typedef enum DdlnWorkerState
 {
@@ -911,7 +910,7 @@ DdlnWorkerMain(Datum arg)
 	uint64		generation;
 	TimestampTz last_sweep = 0;
 	bool		sweep;
-	bool		busy = false;	/* commits arrived during the last round */
+	TimestampTz round_start = 0;
 	bool		idle_round = true;	/* the last round had nothing to deliver */
 	Oid			dboid;
 	MemoryContext loopcxt;
@@ -998,6 +997,7 @@ DdlnWorkerMain(Datum arg)
 		 */
 		sweep = idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
 														 DDLN_SWEEP_INTERVAL_MS);
+		round_start = GetCurrentTimestamp();
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		/* the round's memory must outlive its transactions (deliver.c) */
@@ -1020,20 +1020,6 @@ DdlnWorkerMain(Datum arg)
 		if (result.more)
 			continue;
 
-		/*
-		 * Commits that arrived while this round ran set the latch again.
-		 * Under such a steady stream, wait a little before the next round,
-		 * so that one round serves many commits instead of one each; an
-		 * event that arrives while the worker is idle is taken at once.
-		 */
-		busy = (result.handled > 0 && MyLatch->is_set);
-		if (busy)
-		{
-			pgstat_report_activity(STATE_IDLE, NULL);
-			(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 DDLN_BUSY_ROUND_INTERVAL_MS, PG_WAIT_EXTENSION);
-			continue;
-		}
 		if (result.next_retry != 0)
 		{
 			long		secs;
@@ -1045,6 +1031,31 @@ DdlnWorkerMain(Datum arg)
 		pgstat_report_activity(STATE_IDLE, NULL);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 sleep_ms, PG_WAIT_EXTENSION);
+
+		/*
+		 * Woken by a commit within ddl_notify.stream_interval of the start of
+		 * a round that delivered: commits are coming as a stream (a
+		 * migration, a tool creating objects one by one).  Let them gather
+		 * until that interval is over, so that one round serves several
+		 * commits instead of one each: each round costs the worker a few
+		 * transactions, and took CPU from the sessions running the DDL.  A
+		 * commit that comes alone, after a quiet interval, is delivered at
+		 * once; under a stream a handler starts at most this interval (plus
+		 * a round) after its event's commit.
+		 */
+		if (result.handled > 0 && ddln_stream_interval > 0)
+		{
+			long		secs;
+			int			usecs;
+			long		waited_ms;
+
+			TimestampDifference(round_start, GetCurrentTimestamp(), &secs, &usecs);
+			waited_ms = secs * 1000 + usecs / 1000;
+			if (waited_ms < ddln_stream_interval)
+				(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 ddln_stream_interval - waited_ms,
+								 PG_WAIT_EXTENSION);
+		}
 	}
 	proc_exit(0);
 }
