@@ -58,16 +58,26 @@ END $$;
 my $locker = $node->background_psql('postgres');
 $locker->query_safe('SELECT pg_advisory_lock(1)');
 
-# deliver(): CALL deliver() with a statement_timeout; returns stderr
-sub deliver_with_timeout
+# cancelled_delivery(TIMEOUT, WHAT, PENDING): CALL deliver() with that
+# statement_timeout must be cancelled, report the cancel's own location, leave
+# the server up and the event on object PENDING pending.
+sub cancelled_delivery
 {
-	my ($timeout) = @_;
+	my ($timeout, $what, $pending) = @_;
 	my ($ret, $out, $err) = $node->psql('postgres', qq{
 \\set VERBOSITY verbose
 SET statement_timeout = '$timeout';
 CALL ddl_notify.deliver();
 });
-	return $err;
+	like($err, qr/57014: canceling statement due to statement timeout/,
+		"CALL deliver() is cancelled $what");
+	like($err, qr/LOCATION:  ProcessInterrupts, postgres\.c:\d+/,
+		"$what: the cancel reports where it was raised (the error was not read from freed memory)");
+	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$what: the server is up");
+	is($node->safe_psql('postgres', qq{
+SELECT count(*) FROM ddl_notify.event WHERE object_identity = 'public.$pending'}),
+		'1', "G3 $what: the event whose handler was cancelled is pending");
+	return;
 }
 
 # 1. one handler, cancelled while it runs
@@ -75,15 +85,7 @@ $node->safe_psql('postgres', q{
 SELECT ddl_notify.subscribe('s', 'public.h(ddl_notify.event)');
 CREATE TABLE one_wait ();
 });
-my $err = deliver_with_timeout('300ms');
-like($err, qr/57014: canceling statement due to statement timeout/,
-	'CALL deliver() is cancelled while the handler waits');
-like($err, qr/LOCATION:  ProcessInterrupts, postgres\.c:\d+/,
-	'the cancel reports where it was raised (the error was not read from freed memory)');
-is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server is up');
-is($node->safe_psql('postgres', q{
-SELECT count(*) FROM ddl_notify.event WHERE object_identity = 'public.one_wait'}),
-	'1', 'G3: the cancelled batch left its event pending');
+cancelled_delivery('300ms', 'while the handler waits', 'one_wait');
 is($node->safe_psql('postgres', q{
 SELECT attempts || ' ' || coalesce(last_error, '-') FROM ddl_notify.subscriber_status WHERE name = 's'}),
 	'0 -', 'G3: the cancel is not recorded as a failure of the handler');
@@ -101,15 +103,7 @@ DO $$BEGIN
 END$$;
 CREATE TABLE last_fail_wait ();
 });
-$err = deliver_with_timeout('2s');
-like($err, qr/57014: canceling statement due to statement timeout/,
-	'CALL deliver() is cancelled in a run of dead letters');
-like($err, qr/LOCATION:  ProcessInterrupts, postgres\.c:\d+/,
-	'the cancel in a run of dead letters reports where it was raised');
-is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server is up after the second cancel');
-is($node->safe_psql('postgres', q{
-SELECT count(*) FROM ddl_notify.event WHERE object_identity = 'public.last_fail_wait'}),
-	'1', 'G3: the event whose handler was cancelled is pending');
+cancelled_delivery('2s', 'in a run of dead letters', 'last_fail_wait');
 
 $locker->query_safe('SELECT pg_advisory_unlock(1)');
 $locker->quit;
