@@ -14,8 +14,9 @@
  *	 CREATE EXTENSION ddl_notify and CREATE DATABASE ask for a new look at
  *	 commit; DROP EXTENSION makes the worker find the extension gone and exit.
  * - A worker loops: one delivery round (DdlnDeliverRound), then sleep until
- *	 woken; under a steady stream of commits it waits 10 ms between rounds so
- *	 that each round serves many of them.  It sweeps rows nobody needs at
+ *	 woken; under a stream of commits it starts a round at most every
+ *	 ddl_notify.stream_interval, so that each round serves several of them,
+ *	 while a commit after a quiet interval is delivered at once.  It sweeps rows nobody needs at
  *	 most once a second while it delivers, and in any round that had nothing
  *	 to deliver.  A transaction that recorded events sets the worker's latch at
  *	 COMMIT (ddl_notify.c), so delivery starts within milliseconds; the
