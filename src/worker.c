@@ -16,12 +16,12 @@
  * - A worker loops: one delivery round (DdlnDeliverRound), then sleep until
  *	 woken; under a stream of commits it starts a round at most every
  *	 ddl_notify.stream_interval, so that each round serves several of them,
- *	 while a commit after a quiet interval is delivered at once.  It sweeps rows nobody needs at
- *	 most once a second while it delivers, and in any round that had nothing
- *	 to deliver.  A transaction that recorded events sets the worker's latch at
- *	 COMMIT (ddl_notify.c), so delivery starts within milliseconds; the
- *	 poll interval and the earliest retry time of a failing subscriber bound
- *	 the sleep otherwise.
+ *	 while a commit after a quiet interval is delivered at once.  It sweeps
+ *	 rows nobody needs at most once a second while it delivers, and in any
+ *	 round that had nothing to deliver.  A transaction that recorded events
+ *	 sets the worker's latch at COMMIT (ddl_notify.c), so delivery starts
+ *	 within milliseconds; the poll interval and the earliest retry time of a
+ *	 failing subscriber bound the sleep otherwise.
  * - Stepping aside (G11): before DROP DATABASE, ALTER DATABASE RENAME or
  *	 SET TABLESPACE, and CREATE DATABASE ... TEMPLATE, the utility hook
  *	 pauses the database in shared memory, asks its worker to exit and waits
