@@ -74,13 +74,7 @@ for db in drain0 drain1 drain2; do
 	q_file C "$db" "$FILES/sql/drain.sql" >/dev/null
 	q C "$db" "SELECT ddl_notify.subscribe('s' || g, 'public.bench_noop(ddl_notify.event)') FROM generate_series(1, 4) g" >/dev/null
 done
-awk -v n="$EVENTS" 'BEGIN {
-	for (i = 1; i <= n; i++) {
-		if (i % 1000 == 1) print "BEGIN;"
-		printf "COMMENT ON TABLE public.bench_target IS %cbacklog %d%c;\n", 39, i, 39
-		if (i % 1000 == 0 || i == n) print "COMMIT;"
-	}
-}' >"$BENCH_TMP/backlog.sql"
+gen_comments "$BENCH_TMP/backlog.sql" "$EVENTS"
 q_file C drain1 "$BENCH_TMP/backlog.sql"
 q_file C drain2 "$BENCH_TMP/backlog.sql"
 for db in drain0 drain1 drain2; do

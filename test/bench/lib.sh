@@ -182,6 +182,34 @@ proc_ticks()
 	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
 }
 
+# wait_worker CLUSTER DB: print the pid of the database's ddl_notify worker.
+wait_worker()
+{
+	local s
+	for _ in $(seq 1 300); do
+		s=$(q "$1" "$2" "SELECT ddl_notify.delivery_status()")
+		if [[ $s =~ worker\ pid\ ([0-9]+) ]]; then
+			echo "${BASH_REMATCH[1]}"
+			return 0
+		fi
+		sleep 0.1
+	done
+	die "no ddl_notify worker in database $2 after 30 s (delivery_status: $s)"
+}
+
+# gen_comments FILE N: N COMMENT ON TABLE statements, 1000 per transaction
+# (one transaction updating one row many times is slow in PostgreSQL itself).
+gen_comments()
+{
+	awk -v n="$2" 'BEGIN {
+		for (i = 1; i <= n; i++) {
+			if (i % 1000 == 1) print "BEGIN;"
+			printf "COMMENT ON TABLE public.bench_target IS %cbacklog %d%c;\n", 39, i, 39
+			if (i % 1000 == 0 || i == n) print "COMMIT;"
+		}
+	}' >"$1"
+}
+
 # cluster_cpu_ms NAME: CPU time the cluster has used so far, "USER SYS" in
 # ms: the postmaster, its live children, and the children it has reaped
 # (cutime, cstime: every backend that has exited).  A difference of two

@@ -77,20 +77,6 @@ profile_pgbench()
 	sed -n 's/^tps = /   tps = /p' "$BENCH_TMP/pgbench.$name.out"
 }
 
-wait_worker()
-{
-	local s
-	for _ in $(seq 1 300); do
-		s=$(q P "$1" "SELECT ddl_notify.delivery_status()")
-		if [[ $s =~ worker\ pid\ ([0-9]+) ]]; then
-			echo "${BASH_REMATCH[1]}"
-			return 0
-		fi
-		sleep 0.1
-	done
-	die "no ddl_notify worker in database $1"
-}
-
 q P postgres "CREATE DATABASE b_none"
 q P postgres "CREATE DATABASE b_ddln"
 q P postgres "CREATE DATABASE b_drain"
@@ -98,7 +84,7 @@ q_file P b_ddln "$FILES/sql/capture_ddln.sql" >/dev/null
 q_file P b_drain "$FILES/sql/drain.sql" >/dev/null
 
 echo "== capture: pgbench -c 2 -j 2, test/bench/ddl.pgbench, $SECS s of samples each"
-WORKER_PID=$(wait_worker b_ddln)
+WORKER_PID=$(wait_worker P b_ddln)
 profile_pgbench b_ddln ddln
 WORKER_PID=
 profile_pgbench b_none none
@@ -109,7 +95,7 @@ report "$PERF_DIR/ddln.worker.data" "capture: the ddl_notify worker delivering m
 echo
 echo "== delivery: the worker drains $EVENTS CREATE TABLE events to 4 no-op subscribers"
 q P b_drain "SELECT ddl_notify.subscribe('s' || g, 'public.bench_noop(ddl_notify.event)') FROM generate_series(1, 4) g" >/dev/null
-WORKER_PID=$(wait_worker b_drain)
+WORKER_PID=$(wait_worker P b_drain)
 q P b_drain "UPDATE ddl_notify.subscriber SET next_retry_at = now() + interval '1 day'"
 awk -v n="$EVENTS" 'BEGIN { for (i = 1; i <= n; i++) printf "CREATE TABLE d_%d (id int);\n", i }' >"$BENCH_TMP/create.sql"
 q_file P b_drain "$BENCH_TMP/create.sql" -1

@@ -100,20 +100,6 @@ fmt()
 	awk -v v="$1" -v d="${2:-2}" 'BEGIN { if (v == "" || v == "nan") print "n/a"; else printf "%.*f", d, v }'
 }
 
-# wait_worker CLUSTER DB: print the pid of the database's ddl_notify worker.
-wait_worker()
-{
-	local s
-	for _ in $(seq 1 300); do
-		s=$(q "$1" "$2" "SELECT ddl_notify.delivery_status()")
-		if [[ $s =~ worker\ pid\ ([0-9]+) ]]; then
-			echo "${BASH_REMATCH[1]}"
-			return 0
-		fi
-		sleep 0.1
-	done
-	die "no ddl_notify worker in database $2 after 30 s (delivery_status: $s)"
-}
 
 # gen_create FILE N PREFIX / gen_drop FILE N PREFIX: N statements, one per table.
 gen_create()
@@ -123,18 +109,6 @@ gen_create()
 gen_drop()
 {
 	awk -v n="$2" -v p="$3" 'BEGIN { for (i = 1; i <= n; i++) printf "DROP TABLE %s_%d;\n", p, i }' >"$1"
-}
-# gen_comments FILE N: N COMMENT ON TABLE statements, 1000 per transaction
-# (one transaction updating one row many times is slow in PostgreSQL itself).
-gen_comments()
-{
-	awk -v n="$2" 'BEGIN {
-		for (i = 1; i <= n; i++) {
-			if (i % 1000 == 1) print "BEGIN;"
-			printf "COMMENT ON TABLE public.bench_target IS %cbacklog %d%c;\n", 39, i, 39
-			if (i % 1000 == 0 || i == n) print "COMMIT;"
-		}
-	}' >"$1"
 }
 
 # ---------------------------------------------------------------------------
