@@ -34,6 +34,8 @@
 CREATE EXTENSION IF NOT EXISTS ddl_notify;
 \set VERBOSITY sqlstate
 \set SHOW_CONTEXT never
+-- each subscriber's progress and last error (numbers in it masked)
+\set status 'SELECT name, pending, attempts, CASE WHEN attempts > 0 THEN last_error_sqlstate END AS sqlstate, CASE WHEN attempts > 0 THEN regexp_replace(last_error, ''[0-9]+'', ''N'') END AS error FROM ddl_notify.subscriber_status ORDER BY name'
 SET ddl_notify.retry_initial_delay = 0;
 -- failed attempts are read from subscriber_status, not from deliver()'s NOTICE
 SET client_min_messages = warning;
@@ -288,10 +290,7 @@ DROP ROLE regress_ddln_dave;
 CREATE TABLE orphan_t ();
 CALL ddl_notify.deliver();
 -- a clear error on the orphan (its owner's OID masked), the others delivered
-SELECT name, pending, attempts,
-	   CASE WHEN attempts > 0 THEN last_error_sqlstate END AS sqlstate,
-	   CASE WHEN attempts > 0 THEN regexp_replace(last_error, '[0-9]+', 'N') END AS error
-FROM ddl_notify.subscriber_status ORDER BY name;
+:status;
 SELECT sub, as_user, ident FROM priv_log ORDER BY as_user, n;
 -- nobody but a superuser may unsubscribe it
 SET ROLE regress_ddln_alice;
@@ -309,10 +308,7 @@ RESET ROLE;
 DROP FUNCTION h_doomed(ddl_notify.event);
 CREATE TABLE doomed_t ();
 CALL ddl_notify.deliver();
-SELECT name, pending, attempts,
-	   CASE WHEN attempts > 0 THEN last_error_sqlstate END AS sqlstate,
-	   CASE WHEN attempts > 0 THEN regexp_replace(last_error, '[0-9]+', 'N') END AS error
-FROM ddl_notify.subscriber_status ORDER BY name;
+:status;
 SELECT sub, as_user, tag, ident FROM priv_log ORDER BY as_user, n;
 -- a function of the same name is another function: still failing
 CREATE FUNCTION h_doomed(e ddl_notify.event) RETURNS void LANGUAGE sql AS $$ SELECT $$;

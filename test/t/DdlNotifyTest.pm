@@ -113,21 +113,26 @@ sub wait_for_delivery
 		"SELECT ddl_notify.wait_for_delivery('$secs s')");
 }
 
+# The pids of ddl_notify's processes of one BACKEND_TYPE (and WHERE), '' if none.
+sub backend_pids
+{
+	my ($node, $backend_type, $where) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(pid::text, ',') FROM pg_stat_activity "
+		  . "WHERE backend_type = '$backend_type' " . ($where // ''));
+}
+
 # The pid of the delivery worker of DB, '' if none.
 sub worker_pid
 {
 	my ($node, $db) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT string_agg(pid::text, ',') FROM pg_stat_activity "
-		  . "WHERE backend_type = 'ddl_notify worker' AND datname = '$db'");
+	return backend_pids($node, 'ddl_notify worker', "AND datname = '$db'");
 }
 
 sub launcher_pid
 {
 	my ($node) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT string_agg(pid::text, ',') FROM pg_stat_activity "
-		  . "WHERE backend_type = 'ddl_notify launcher'");
+	return backend_pids($node, 'ddl_notify launcher');
 }
 
 # wait_worker(NODE, DB, [NOT_PID]): wait for exactly one worker in DB (other
