@@ -20,7 +20,7 @@
  * every subscriber that must see it has its bit set.
  */
 CREATE TABLE ddl_notify.event (
-	id				bigint GENERATED ALWAYS AS IDENTITY (CACHE 1) PRIMARY KEY,
+	id				bigint GENERATED ALWAYS AS IDENTITY (CACHE 1),
 	xid				xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
 	occurred_at		timestamptz NOT NULL DEFAULT pg_catalog.statement_timestamp(),
 	trigger_event	text NOT NULL,
@@ -77,6 +77,10 @@ CREATE TABLE ddl_notify.commit_order (
 CREATE INDEX commit_order_pos ON ddl_notify.commit_order (pos);
 -- ... and a transaction whose last event is gone leaves it by xid.
 CREATE INDEX commit_order_xid ON ddl_notify.commit_order (xid);
+-- event_xid is the event table's only index: every event is looked up by
+-- (xid, id), exactly, and each index costs the DDL one more index insert
+-- per recorded object.  (No primary key: ids come from the identity
+-- sequence; a lookup by id alone, skip(), scans the queue.)
 CREATE INDEX event_xid ON ddl_notify.event (xid, id);
 
 COMMENT ON TABLE ddl_notify.commit_order IS
