@@ -73,8 +73,9 @@
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/formatting.h"
-#include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "utils/xid8.h"
@@ -101,7 +102,7 @@ typedef struct DdlnEventRow
 	int32		objsubid;
 	bool		has_address;
 	bool		in_extension;
-	const char *details;		/* JSON text or NULL */
+	Jsonb	   *details;		/* or NULL */
 } DdlnEventRow;
 
 /* What every row of one trigger call shares. */
@@ -337,8 +338,7 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	values[DDLN_EV_ROLE_NAME] = NameGetDatum(&call->role_name);
 	DDLN_TEXT(DDLN_EV_QUERY, call->query);
 	nulls[DDLN_EV_DETAILS] = (row->details == NULL);
-	values[DDLN_EV_DETAILS] = row->details ?
-		DirectFunctionCall1(jsonb_in, CStringGetDatum(row->details)) : (Datum) 0;
+	values[DDLN_EV_DETAILS] = JsonbPGetDatum(row->details);
 	DDLN_TEXT(DDLN_EV_ORIGIN, ddln_current_origin);
 	values[DDLN_EV_PROCESSED] = Int64GetDatum(0);
 #undef DDLN_TEXT
@@ -522,41 +522,106 @@ DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
 	return NULL;
 }
 
+/*
+ * "details" is built as jsonb directly, with PostgreSQL's jsonb builder
+ * (pushJsonbValue), as jsonb_in does after parsing: there is no JSON text
+ * to print, escape and parse again for every event.  A scalar goes into the
+ * open object (after its key) or array, whichever is innermost.
+ */
 static void
-DdlnJsonKey(StringInfo buf, bool *first, const char *key)
+DdlnJsonPush(JsonbParseState **st, JsonbValue *v)
 {
-	if (!*first)
-		appendStringInfoString(buf, ", ");
-	*first = false;
-	escape_json(buf, key);
-	appendStringInfoString(buf, ": ");
+	(void) pushJsonbValue(st, (*st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
 }
 
 static void
-DdlnJsonString(StringInfo buf, const char *s)
+DdlnJsonKey(JsonbParseState **st, const char *key)
 {
-	if (s)
-		escape_json(buf, s);
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) key;
+	v.val.string.len = strlen(key);
+	(void) pushJsonbValue(st, WJB_KEY, &v);
+}
+
+/* A string, or JSON null for NULL. */
+static void
+DdlnJsonString(JsonbParseState **st, const char *s)
+{
+	JsonbValue	v;
+
+	if (s == NULL)
+		v.type = jbvNull;
 	else
-		appendStringInfoString(buf, "null");
+	{
+		v.type = jbvString;
+		v.val.string.val = (char *) s;
+		v.val.string.len = strlen(s);
+	}
+	DdlnJsonPush(st, &v);
 }
 
-static char *
+static void
+DdlnJsonBool(JsonbParseState **st, bool b)
+{
+	JsonbValue	v;
+
+	v.type = jbvBool;
+	v.val.boolean = b;
+	DdlnJsonPush(st, &v);
+}
+
+static void
+DdlnJsonInt(JsonbParseState **st, int64 i)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	DdlnJsonPush(st, &v);
+}
+
+static void
+DdlnJsonBegin(JsonbParseState **st, JsonbIteratorToken what)
+{
+	(void) pushJsonbValue(st, what, NULL);
+}
+
+/* Close the outermost object: the finished jsonb. */
+static Jsonb *
+DdlnJsonFinish(JsonbParseState **st)
+{
+	return JsonbValueToJsonb(pushJsonbValue(st, WJB_END_OBJECT, NULL));
+}
+
+/* Equal strings, or both NULL. */
+static bool
+DdlnStrEq(const char *a, const char *b)
+{
+	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
+static Jsonb *
 DdlnAlterTableDetails(CollectedCommand *cmd)
 {
-	StringInfoData buf;
+	JsonbParseState *st = NULL;
 	ListCell   *lc;
-	List	   *seen = NIL;
+	List	   *seen_kinds = NIL;
+	List	   *seen_names = NIL;
 
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"subcommands\": [");
+	DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "subcommands");
+	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
 	foreach(lc, cmd->d.alterTable.subcmds)
 	{
 		CollectedATSubcmd *sub = (CollectedATSubcmd *) lfirst(lc);
 		AlterTableCmd *atc = (AlterTableCmd *) sub->parsetree;
-		StringInfoData entry;
-		bool		firstkey = true;
-		ListCell   *lc2;
+		const char *kind = "UNKNOWN";
+		const char *name = NULL;
+		bool		known = (atc && IsA(atc, AlterTableCmd));
+		ListCell   *lck,
+				   *lcn;
 		bool		dup = false;
 
 		/* steps PostgreSQL adds by itself (re-creating a constraint or an
@@ -572,34 +637,36 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 			sub->address.objectId != cmd->d.alterTable.objectId)
 			continue;
 
-		initStringInfo(&entry);
-		appendStringInfoChar(&entry, '{');
-		DdlnJsonKey(&entry, &firstkey, "kind");
-		if (atc && IsA(atc, AlterTableCmd))
+		if (known)
 		{
-			DdlnJsonString(&entry, DdlnAlterTableKind(atc->subtype));
-			DdlnJsonKey(&entry, &firstkey, "name");
-			DdlnJsonString(&entry, DdlnAlterTableName(sub, atc));
+			kind = DdlnAlterTableKind(atc->subtype);
+			name = DdlnAlterTableName(sub, atc);
 		}
-		else
-			DdlnJsonString(&entry, "UNKNOWN");
-		appendStringInfoChar(&entry, '}');
 
 		/* ... and once more when the recursion reports it without an address */
-		foreach(lc2, seen)
+		forboth(lck, seen_kinds, lcn, seen_names)
 		{
-			if (strcmp((char *) lfirst(lc2), entry.data) == 0)
+			if (DdlnStrEq(lfirst(lck), known ? kind : NULL) &&
+				DdlnStrEq(lfirst(lcn), name))
 				dup = true;
 		}
 		if (dup)
 			continue;
-		if (seen != NIL)
-			appendStringInfoString(&buf, ", ");
-		appendStringInfoString(&buf, entry.data);
-		seen = lappend(seen, entry.data);
+		seen_kinds = lappend(seen_kinds, known ? (char *) kind : NULL);
+		seen_names = lappend(seen_names, (char *) name);
+
+		DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+		DdlnJsonKey(&st, "kind");
+		DdlnJsonString(&st, kind);
+		if (known)
+		{
+			DdlnJsonKey(&st, "name");
+			DdlnJsonString(&st, name);
+		}
+		(void) pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	}
-	appendStringInfoString(&buf, "]}");
-	return buf.data;
+	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	return DdlnJsonFinish(&st);
 }
 
 /* The catalog an InternalGrant's objects live in, or InvalidOid. */
@@ -634,17 +701,19 @@ DdlnGrantClassId(ObjectType objtype)
 	}
 }
 
-static char *
+static Jsonb *
 DdlnGrantDetails(InternalGrant *istmt)
 {
-	StringInfoData buf;
+	JsonbParseState *st = NULL;
 	ListCell   *lc;
-	bool		first = true;
 
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"grant\": %s, \"all_privileges\": %s, \"privileges\": [",
-					 istmt->is_grant ? "true" : "false",
-					 istmt->all_privs ? "true" : "false");
+	DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "grant");
+	DdlnJsonBool(&st, istmt->is_grant);
+	DdlnJsonKey(&st, "all_privileges");
+	DdlnJsonBool(&st, istmt->all_privs);
+	DdlnJsonKey(&st, "privileges");
+	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
 	if (!istmt->all_privs)
 	{
 		static const struct
@@ -662,12 +731,7 @@ DdlnGrantDetails(InternalGrant *istmt)
 		for (int i = 0; i < (int) lengthof(privs); i++)
 		{
 			if (istmt->privileges & privs[i].bit)
-			{
-				if (!first)
-					appendStringInfoString(&buf, ", ");
-				first = false;
-				escape_json(&buf, privs[i].name);
-			}
+				DdlnJsonString(&st, privs[i].name);
 		}
 	}
 	foreach(lc, istmt->col_privs)
@@ -675,60 +739,46 @@ DdlnGrantDetails(InternalGrant *istmt)
 		AccessPriv *ap = (AccessPriv *) lfirst(lc);
 
 		if (ap->priv_name)
-		{
-			if (!first)
-				appendStringInfoString(&buf, ", ");
-			first = false;
-			escape_json(&buf, asc_toupper(ap->priv_name, strlen(ap->priv_name)));
-		}
+			DdlnJsonString(&st, asc_toupper(ap->priv_name, strlen(ap->priv_name)));
 	}
-	appendStringInfoString(&buf, "], \"grantees\": [");
-	first = true;
+	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	DdlnJsonKey(&st, "grantees");
+	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
 	foreach(lc, istmt->grantees)
 	{
 		Oid			grantee = lfirst_oid(lc);
 
-		if (!first)
-			appendStringInfoString(&buf, ", ");
-		first = false;
-		if (grantee == ACL_ID_PUBLIC)
-			escape_json(&buf, "PUBLIC");
-		else
-			DdlnJsonString(&buf, GetUserNameFromId(grantee, true));
+		DdlnJsonString(&st, grantee == ACL_ID_PUBLIC ? "PUBLIC" :
+					   GetUserNameFromId(grantee, true));
 	}
-	appendStringInfo(&buf, "], \"grant_option\": %s, \"columns\": %s",
-					 istmt->grant_option ? "true" : "false",
-					 istmt->col_privs != NIL ? "true" : "false");
+	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	DdlnJsonKey(&st, "grant_option");
+	DdlnJsonBool(&st, istmt->grant_option);
+	DdlnJsonKey(&st, "columns");
+	DdlnJsonBool(&st, istmt->col_privs != NIL);
 	if (istmt->col_privs != NIL)
 	{
 		/* GRANT UPDATE (c, d) ...: privilege and columns, as written */
-		appendStringInfoString(&buf, ", \"column_privileges\": [");
-		first = true;
+		DdlnJsonKey(&st, "column_privileges");
+		DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
 		foreach(lc, istmt->col_privs)
 		{
 			AccessPriv *ap = (AccessPriv *) lfirst(lc);
 			ListCell   *lc2;
-			bool		firstcol = true;
 
-			if (!first)
-				appendStringInfoString(&buf, ", ");
-			first = false;
-			appendStringInfoString(&buf, "{\"privilege\": ");
-			DdlnJsonString(&buf, ap->priv_name ? asc_toupper(ap->priv_name, strlen(ap->priv_name)) : "ALL");
-			appendStringInfoString(&buf, ", \"columns\": [");
+			DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+			DdlnJsonKey(&st, "privilege");
+			DdlnJsonString(&st, ap->priv_name ? asc_toupper(ap->priv_name, strlen(ap->priv_name)) : "ALL");
+			DdlnJsonKey(&st, "columns");
+			DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
 			foreach(lc2, ap->cols)
-			{
-				if (!firstcol)
-					appendStringInfoString(&buf, ", ");
-				firstcol = false;
-				escape_json(&buf, strVal(lfirst(lc2)));
-			}
-			appendStringInfoString(&buf, "]}");
+				DdlnJsonString(&st, strVal(lfirst(lc2)));
+			(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+			(void) pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 		}
-		appendStringInfoChar(&buf, ']');
+		(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	}
-	appendStringInfoChar(&buf, '}');
-	return buf.data;
+	return DdlnJsonFinish(&st);
 }
 
 static void
@@ -737,7 +787,7 @@ DdlnRecordGrant(DdlnCaptureCall *call, const char *tag, CollectedCommand *cmd,
 {
 	InternalGrant *istmt = cmd->d.grant.istmt;
 	Oid			classid = DdlnGrantClassId(istmt->objtype);
-	char	   *details = DdlnGrantDetails(istmt);
+	Jsonb	   *details = DdlnGrantDetails(istmt);
 	ListCell   *lc;
 
 	if (!OidIsValid(classid))
@@ -942,24 +992,25 @@ DdlnParentSchema(Oid classid, Oid objid)
 	return get_namespace_name(get_rel_namespace(relid));
 }
 
-/* A text[] as a JSON array. */
+/* A text[] as a JSON array, NULL as JSON null. */
 static void
-DdlnJsonTextArray(StringInfo buf, Datum arr)
+DdlnJsonTextArray(JsonbParseState **st, bool isnull, Datum arr)
 {
 	Datum	   *elems;
 	bool	   *enulls;
 	int			n;
 
+	if (isnull)
+	{
+		DdlnJsonString(st, NULL);
+		return;
+	}
 	deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &enulls, &n);
-	appendStringInfoChar(buf, '[');
+	DdlnJsonBegin(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < n; i++)
-	{
-		if (i > 0)
-			appendStringInfoString(buf, ", ");
-		DdlnJsonString(buf, enulls[i] ? NULL : TextDatumGetCString(elems[i]));
-	}
-	appendStringInfoChar(buf, ']');
+		DdlnJsonString(st, enulls[i] ? NULL : TextDatumGetCString(elems[i]));
+	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
 }
 
 /*
@@ -1060,7 +1111,7 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 		bool		original = DatumGetBool(v[3]);
 		bool		normal = DatumGetBool(v[4]);
 		bool		is_temp = DatumGetBool(v[5]);
-		StringInfoData details;
+		JsonbParseState *st = NULL;
 
 		row.trigger_event = "sql_drop";
 		row.command_tag = tag;
@@ -1093,21 +1144,6 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 			}
 		}
 
-		initStringInfo(&details);
-		appendStringInfo(&details, "{\"original\": %s, \"cascaded\": %s, \"address_names\": ",
-						 original ? "true" : "false", normal ? "true" : "false");
-		if (isnull[10])
-			appendStringInfoString(&details, "null");
-		else
-			DdlnJsonTextArray(&details, v[10]);
-		appendStringInfoString(&details, ", \"address_args\": ");
-		if (isnull[11])
-			appendStringInfoString(&details, "null");
-		else
-			DdlnJsonTextArray(&details, v[11]);
-		appendStringInfoChar(&details, '}');
-		row.details = details.data;
-
 		if (DdlnIsOwnObject(row.object_type, row.schema_name, row.object_identity))
 			continue;
 		if (!ddln_capture_temp && (is_temp || DdlnIsTempSchema(row.schema_name)))
@@ -1132,6 +1168,17 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 				continue;
 		}
 
+		DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+		DdlnJsonKey(&st, "original");
+		DdlnJsonBool(&st, original);
+		DdlnJsonKey(&st, "cascaded");
+		DdlnJsonBool(&st, normal);
+		DdlnJsonKey(&st, "address_names");
+		DdlnJsonTextArray(&st, isnull[10], v[10]);
+		DdlnJsonKey(&st, "address_args");
+		DdlnJsonTextArray(&st, isnull[11], v[11]);
+		row.details = DdlnJsonFinish(&st);
+
 		DdlnInsertEvent(&call, &row);
 	}
 
@@ -1151,8 +1198,7 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 	ObjectAddress addr;
 	Oid			relid;
 	int			reason;
-	StringInfoData details;
-	bool		first = true;
+	JsonbParseState *st = NULL;
 
 	relid = DatumGetObjectId(DirectFunctionCall1(pg_event_trigger_table_rewrite_oid,
 												 (Datum) 0));
@@ -1175,8 +1221,11 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 	if (!ddln_capture_temp && get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 		PG_RETURN_VOID();
 
-	initStringInfo(&details);
-	appendStringInfo(&details, "{\"rewrite_reason\": %d, \"reasons\": [", reason);
+	DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "rewrite_reason");
+	DdlnJsonInt(&st, reason);
+	DdlnJsonKey(&st, "reasons");
+	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
 	{
 		static const struct
 		{
@@ -1194,16 +1243,11 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 		for (int i = 0; i < (int) lengthof(reasons); i++)
 		{
 			if (reason & reasons[i].bit)
-			{
-				if (!first)
-					appendStringInfoString(&details, ", ");
-				first = false;
-				escape_json(&details, reasons[i].name);
-			}
+				DdlnJsonString(&st, reasons[i].name);
 		}
 	}
-	appendStringInfoString(&details, "]}");
-	row.details = details.data;
+	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	row.details = DdlnJsonFinish(&st);
 
 	DdlnBeginCapture(&call);
 	DdlnInsertEvent(&call, &row);
