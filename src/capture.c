@@ -1024,6 +1024,14 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 	DdlnCaptureCall call;
 	DdlnObjects objs;
 
+	/*
+	 * DROP collects no command (PostgreSQL marks it collected without
+	 * stashing one): its objects come through sql_drop.  Asking would cost
+	 * as much as a command, for an empty answer.
+	 */
+	if (IsA(((EventTriggerData *) fcinfo->context)->parsetree, DropStmt))
+		PG_RETURN_VOID();
+
 	DdlnBeginCapture(&call);
 	/* the catalog rows the command just wrote must be visible to us */
 	CommandCounterIncrement();
