@@ -216,6 +216,19 @@ SELECT count(*) = :rows_before AS rows_kept FROM ddl_notify.event;
 CREATE TABLE after_rollback (a int);
 SELECT * FROM pg_temp.ev(:last);
 DROP TABLE after_rollback;
+-- ... also when that transaction re-created the extension and recorded into
+-- its new tables: capture keeps the tables' OIDs per session, and the
+-- rollback must make it forget the new ones
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+BEGIN;
+DROP EXTENSION ddl_notify;
+CREATE EXTENSION ddl_notify;
+CREATE TABLE in_new_extension (a int);
+SELECT count(*) AS rows_in_new_extension FROM ddl_notify.event;
+ROLLBACK;
+CREATE TABLE after_rollback2 (a int);
+SELECT * FROM pg_temp.ev(:last);
+DROP TABLE after_rollback2;
 
 --
 -- DROP EXTENSION + CREATE EXTENSION ddl_notify, twice

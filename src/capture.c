@@ -148,24 +148,18 @@ DdlnIsTempSchema(const char *schema_name)
 void
 DdlnRecordCommitPosition(void)
 {
-	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, true);
-	Oid			relid;
-	Oid			seqid;
+	const DdlnRelids *relids = DdlnGetRelids(true);
 	Relation	rel;
 	Datum		values[DDLN_CO_NATTS];
 	bool		nulls[DDLN_CO_NATTS] = {false, false};
 	HeapTuple	tup;
 
-	if (!OidIsValid(nspid))
+	if (relids == NULL)
 		return;					/* the extension went away in this transaction */
-	relid = get_relname_relid("commit_order", nspid);
-	seqid = get_relname_relid("commit_order_pos_seq", nspid);
-	if (!OidIsValid(relid) || !OidIsValid(seqid))
-		return;
 
 	values[DDLN_CO_XID] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-	values[DDLN_CO_POS] = Int64GetDatum(nextval_internal(seqid, false));
-	rel = table_open(relid, RowExclusiveLock);
+	values[DDLN_CO_POS] = Int64GetDatum(nextval_internal(relids->commit_order_seq, false));
+	rel = table_open(relids->commit_order, RowExclusiveLock);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 	CatalogTupleInsert(rel, tup);
 	heap_freetuple(tup);
@@ -290,13 +284,10 @@ DdlnEndCapture(DdlnCaptureCall *call)
 static void
 DdlnOpenEventTable(DdlnCaptureCall *call)
 {
-	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, false);
-	Oid			relid = get_relname_relid("event", nspid);
+	const DdlnRelids *relids = DdlnGetRelids(false);
 
-	call->seqid = get_relname_relid("event_id_seq", nspid);
-	if (!OidIsValid(relid) || !OidIsValid(call->seqid))
-		elog(ERROR, "ddl_notify.event or its sequence is missing");
-	call->rel = table_open(relid, RowExclusiveLock);
+	call->seqid = relids->event_seq;
+	call->rel = table_open(relids->event, RowExclusiveLock);
 	if (RelationGetDescr(call->rel)->natts != DDLN_EV_NATTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -39,6 +39,7 @@
 #include "storage/lock.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -197,6 +198,80 @@ DdlnEndSafe(DdlnSafeState *st)
 {
 	AtEOXact_GUC(true, st->nestlevel);
 	SetUserIdAndSecContext(st->save_userid, st->save_sec);
+}
+
+/*
+ * The extension's relation OIDs, for capture (every DDL statement) and the
+ * engine (every batch): name lookups cost a catalog cache probe each, so
+ * they are made once per backend and forgotten when PostgreSQL says any of
+ * these relations (or all relations) may have changed, or any schema did:
+ * DROP or ALTER EXTENSION, a rename, an aborted CREATE EXTENSION.
+ */
+static DdlnRelids ddln_relids;
+static bool ddln_relids_valid = false;
+static bool ddln_relids_callbacks = false;
+
+static void
+DdlnRelidsForgetRel(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) ||
+		relid == ddln_relids.event || relid == ddln_relids.event_seq ||
+		relid == ddln_relids.event_xid || relid == ddln_relids.commit_order ||
+		relid == ddln_relids.commit_order_seq || relid == ddln_relids.commit_order_pos)
+		ddln_relids_valid = false;
+}
+
+static void
+DdlnRelidsForgetAll(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ddln_relids_valid = false;
+}
+
+static Oid
+DdlnLookupRelid(const char *name, Oid nspid, bool missing_ok)
+{
+	Oid			relid = get_relname_relid(name, nspid);
+
+	if (!OidIsValid(relid) && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"%s.%s\" of extension ddl_notify does not exist",
+						DDLN_SCHEMA_NAME, name),
+				 errhint("Do not drop the extension's objects; DROP EXTENSION and CREATE EXTENSION ddl_notify re-create them.")));
+	return relid;
+}
+
+/*
+ * The OIDs, or NULL if the extension's schema or one of them is missing and
+ * missing_ok (else an error).
+ */
+const DdlnRelids *
+DdlnGetRelids(bool missing_ok)
+{
+	DdlnRelids	r;
+
+	if (ddln_relids_valid)
+		return &ddln_relids;
+	if (!ddln_relids_callbacks)
+	{
+		CacheRegisterRelcacheCallback(DdlnRelidsForgetRel, (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACEOID, DdlnRelidsForgetAll, (Datum) 0);
+		ddln_relids_callbacks = true;
+	}
+
+	r.nsp = get_namespace_oid(DDLN_SCHEMA_NAME, missing_ok);
+	if (!OidIsValid(r.nsp) ||
+		!OidIsValid(r.event = DdlnLookupRelid("event", r.nsp, missing_ok)) ||
+		!OidIsValid(r.event_seq = DdlnLookupRelid("event_id_seq", r.nsp, missing_ok)) ||
+		!OidIsValid(r.event_xid = DdlnLookupRelid("event_xid", r.nsp, missing_ok)) ||
+		!OidIsValid(r.commit_order = DdlnLookupRelid("commit_order", r.nsp, missing_ok)) ||
+		!OidIsValid(r.commit_order_seq = DdlnLookupRelid("commit_order_pos_seq", r.nsp, missing_ok)) ||
+		!OidIsValid(r.commit_order_pos = DdlnLookupRelid("commit_order_pos", r.nsp, missing_ok)))
+		return NULL;
+
+	ddln_relids = r;
+	ddln_relids_valid = true;
+	return &ddln_relids;
 }
 
 /*

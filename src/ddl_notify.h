@@ -110,6 +110,23 @@ extern void DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
 							const FullTransactionId *xids, int n);
 extern void DdlnPurge(void);
 
+/*
+ * The OIDs of the extension's schema and of the relations capture and the
+ * engine open without SQL, looked up once per backend (ddl_notify.c).
+ */
+typedef struct DdlnRelids
+{
+	Oid			nsp;
+	Oid			event;
+	Oid			event_seq;		/* event's identity sequence */
+	Oid			event_xid;		/* index event (xid, id) */
+	Oid			commit_order;
+	Oid			commit_order_seq;
+	Oid			commit_order_pos;	/* index commit_order (pos) */
+} DdlnRelids;
+
+extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
+
 /* worker.c */
 extern void DdlnWorkerShmemRequest(void);
 extern void DdlnRegisterLauncher(void);

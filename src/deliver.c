@@ -494,16 +494,6 @@ DdlnFilterPasses(const DdlnFilter *f, TupleTableSlot *slot, AttrNumber attnum)
 	return pass;
 }
 
-/* One of the extension's relations, by name. */
-static Oid
-DdlnRelid(Oid nspid, const char *name)
-{
-	Oid			relid = get_relname_relid(name, nspid);
-
-	if (!OidIsValid(relid))
-		elog(ERROR, "relation \"%s.%s\" does not exist", DDLN_SCHEMA_NAME, name);
-	return relid;
-}
 
 /*
  * Read up to "limit" of the subscriber's pending events in delivery order
@@ -524,11 +514,11 @@ DdlnRelid(Oid nspid, const char *name)
 static void
 DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *out)
 {
-	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, false);
-	Relation	order_rel = table_open(DdlnRelid(nspid, "commit_order"), AccessShareLock);
-	Relation	order_idx = index_open(DdlnRelid(nspid, "commit_order_pos"), AccessShareLock);
-	Relation	event_rel = table_open(DdlnRelid(nspid, "event"), AccessShareLock);
-	Relation	event_idx = index_open(DdlnRelid(nspid, "event_xid"), AccessShareLock);
+	const DdlnRelids *relids = DdlnGetRelids(false);
+	Relation	order_rel = table_open(relids->commit_order, AccessShareLock);
+	Relation	order_idx = index_open(relids->commit_order_pos, AccessShareLock);
+	Relation	event_rel = table_open(relids->event, AccessShareLock);
+	Relation	event_idx = index_open(relids->event_xid, AccessShareLock);
 	TupleDesc	event_desc = RelationGetDescr(event_rel);
 	AttrNumber	a_order_xid = DDLN_CO_XID + 1;
 	AttrNumber	a_id = DDLN_EV_ID + 1;
