@@ -73,10 +73,10 @@ CREATE TABLE ddl_notify.commit_order (
 -- The engine walks transactions in commit order and reads each one's events
 -- by xid, in id order: neither walk scans or sorts the whole (possibly
 -- bloated) queue, and a batch of a transaction with many events stops after
--- its LIMIT instead of sorting all of them.
+-- its LIMIT instead of sorting all of them.  A transaction whose last event
+-- is gone leaves commit_order by the position the walk read: pos is the only
+-- index, so a DDL commit writes one index entry for it.
 CREATE INDEX commit_order_pos ON ddl_notify.commit_order (pos);
--- ... and a transaction whose last event is gone leaves it by xid.
-CREATE INDEX commit_order_xid ON ddl_notify.commit_order (xid);
 -- event_xid is the event table's only index: every event is looked up by
 -- (xid, id), exactly, and each index costs the DDL one more index insert
 -- per recorded object.  (No primary key: ids come from the identity

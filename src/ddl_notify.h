@@ -93,6 +93,8 @@ typedef struct DdlnEventKey
 {
 	FullTransactionId xid;
 	int64		id;
+	int64		pos;			/* its transaction's commit_order.pos, 0 if
+								 * not known */
 } DdlnEventKey;
 
 typedef struct DdlnRoundResult
@@ -107,7 +109,8 @@ typedef struct DdlnRoundResult
 extern void DdlnDeliverRound(DdlnRoundResult *result, bool sweep);
 extern void DdlnStartTransaction(void);
 extern void DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
-							const FullTransactionId *xids, int n);
+							const FullTransactionId *xids, const int64 *positions,
+							int n);
 extern void DdlnPurge(void);
 
 /*

@@ -177,16 +177,20 @@ static DdlnQuery q_delete_done = {
 	"USING " DDLN_EVENTS_JOIN
 	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
 	"    WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)) "
-	"RETURNING e.xid",
+	"RETURNING e.id",
 	2, {INT8ARRAYOID, XID8ARRAYOID}
 };
 
-/* A transaction whose last event is gone leaves commit_order with it. */
+/*
+ * A transaction whose last event is gone leaves commit_order with it, found
+ * by its position: commit_order's only index is on pos (one index entry per
+ * DDL commit is what the DDL pays for it).
+ */
 static DdlnQuery q_delete_order = {
 	"DELETE FROM ddl_notify.commit_order o "
-	"WHERE o.xid OPERATOR(pg_catalog.=) ANY ($1) "
+	"WHERE o.pos OPERATOR(pg_catalog.=) ANY ($1) "
 	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) o.xid)",
-	1, {XID8ARRAYOID}
+	1, {INT8ARRAYOID}
 };
 
 static DdlnQuery q_purge = {
@@ -317,6 +321,7 @@ typedef struct DdlnFetched
 	Datum	   *rows;			/* the event rows (composite datums) */
 	int64	   *ids;
 	FullTransactionId *xids;
+	int64	   *positions;		/* their transactions' commit_order.pos */
 	bool	   *wanted;			/* passes the subscriber's filters */
 } DdlnFetched;
 
@@ -521,6 +526,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	Relation	event_idx = index_open(relids->event_xid, AccessShareLock);
 	TupleDesc	event_desc = RelationGetDescr(event_rel);
 	AttrNumber	a_order_xid = DDLN_CO_XID + 1;
+	AttrNumber	a_order_pos = DDLN_CO_POS + 1;
 	AttrNumber	a_id = DDLN_EV_ID + 1;
 	AttrNumber	a_processed = DDLN_EV_PROCESSED + 1;
 	AttrNumber	a_tag = DDLN_EV_COMMAND_TAG + 1;
@@ -546,6 +552,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	out->rows = palloc(sizeof(Datum) * limit);
 	out->ids = palloc(sizeof(int64) * limit);
 	out->xids = palloc(sizeof(FullTransactionId) * limit);
+	out->positions = palloc(sizeof(int64) * limit);
 	out->wanted = palloc(sizeof(bool) * limit);
 
 	/*
@@ -565,6 +572,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 		bool		isnull;
 		Datum		xid = slot_getattr(oslot, a_order_xid, &isnull);
 		FullTransactionId fxid = DatumGetFullTransactionId(xid);
+		int64		pos = DatumGetInt64(slot_getattr(oslot, a_order_pos, &isnull));
 		ScanKeyData keys[2];
 
 		/* the subscription point: only what committed after it */
@@ -609,6 +617,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 				heap_freetuple(tup);
 			out->ids[out->n] = DatumGetInt64(slot_getattr(eslot, a_id, &isnull));
 			out->xids[out->n] = fxid;
+			out->positions[out->n] = pos;
 			out->wanted[out->n] = wanted;
 			out->n++;
 		}
@@ -626,6 +635,30 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 }
 
 /*
+ * An event of "sorted" (sorted by id) was deleted: remember its transaction's
+ * commit position, once, if known.  (A position not known here, from skip()
+ * of an event whose transaction has no commit_order row yet, is left to the
+ * sweep.)
+ */
+static void
+DdlnNoteGone(const DdlnEventKey *sorted, int n, int64 id, Datum *gone_pos, int *ngone_pos)
+{
+	DdlnEventKey key;
+	const DdlnEventKey *ev;
+
+	key.id = id;
+	ev = bsearch(&key, sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
+	if (ev == NULL || ev->pos == 0)
+		return;
+	for (int i = 0; i < *ngone_pos; i++)
+	{
+		if (DatumGetInt64(gone_pos[i]) == ev->pos)
+			return;
+	}
+	gone_pos[(*ngone_pos)++] = Int64GetDatum(ev->pos);
+}
+
+/*
  * Set the subscriber's processed bit on the given events, a checked
  * transition: every bit must have been clear, else another deliverer handled
  * one of them and this transaction must not commit.  Then delete the rows
@@ -634,14 +667,14 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
  */
 void
 DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
-				const FullTransactionId *xids, int n)
+				const FullTransactionId *xids, const int64 *positions, int n)
 {
 	Datum		values[3];
 	int64		done = 0;
 	DdlnEventKey *sorted;
 	int			nleft = 0;
-	uint64	   *gone_xids = palloc(sizeof(uint64) * n);
-	int			ngone_xids = 0;
+	Datum	   *gone_pos = palloc(sizeof(Datum) * Max(n, 1));
+	int			ngone_pos = 0;
 
 	if (n == 0)
 		return;
@@ -650,6 +683,7 @@ DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
 	{
 		sorted[i].id = ids[i];
 		sorted[i].xid = xids[i];
+		sorted[i].pos = positions[i];
 	}
 	qsort(sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
 	DdlnEventArrays(sorted, n, values);
@@ -672,9 +706,7 @@ DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
 			bool		isnull;
 
 			gone[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			gone_xids[ngone_xids++] =
-				U64FromFullTransactionId(DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
-																				 SPI_tuptable->tupdesc, 2, &isnull)));
+			DdlnNoteGone(sorted, n, gone[i], gone_pos, &ngone_pos);
 		}
 		SPI_freetuptable(SPI_tuptable);
 		qsort(gone, done, sizeof(int64), DdlnCompareInt64);
@@ -713,22 +745,19 @@ DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
 		{
 			bool		isnull;
 
-			gone_xids[ngone_xids++] =
-				U64FromFullTransactionId(DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
-																				 SPI_tuptable->tupdesc, 1, &isnull)));
+			DdlnNoteGone(sorted, n,
+						 DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)),
+						 gone_pos, &ngone_pos);
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
 
 	/* transactions whose last event is gone leave commit_order */
-	if (ngone_xids > 0)
+	if (ngone_pos > 0)
 	{
-		Datum	   *oxids = palloc(sizeof(Datum) * ngone_xids);
 		Datum		ov[1];
 
-		for (int i = 0; i < ngone_xids; i++)
-			oxids[i] = FullTransactionIdGetDatum(FullTransactionIdFromU64(gone_xids[i]));
-		ov[0] = PointerGetDatum(construct_array(oxids, ngone_xids, XID8OID, sizeof(uint64),
+		ov[0] = PointerGetDatum(construct_array(gone_pos, ngone_pos, INT8OID, sizeof(int64),
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		DdlnRun(&q_delete_order, ov, NULL, false, 0);
 	}
@@ -904,8 +933,10 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	ids = fetched.ids;
 	batch->first.xid = fetched.xids[0];
 	batch->first.id = ids[0];
+	batch->first.pos = fetched.positions[0];
 	batch->last.xid = fetched.xids[n - 1];
 	batch->last.id = ids[n - 1];
+	batch->last.pos = fetched.positions[n - 1];
 
 	pgstat_report_activity(STATE_RUNNING,
 						   psprintf("ddl_notify: delivering %d event(s) to subscriber \"%s\"",
@@ -951,7 +982,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			batch->ncalls++;
 		}
 		current = n;			/* past the handlers: the bits */
-		DdlnMarkHandled(sub->name, sub->slot, ids, fetched.xids, n);
+		DdlnMarkHandled(sub->name, sub->slot, ids, fetched.xids, fetched.positions, n);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
@@ -987,6 +1018,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
 		batch->failed.id = ids[batch->failed_index];
 		batch->failed.xid = fetched.xids[batch->failed_index];
+		batch->failed.pos = fetched.positions[batch->failed_index];
 		batch->error = edata;
 	}
 	PG_END_TRY();
@@ -1057,7 +1089,7 @@ DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *eda
 		values[4] = CStringGetTextDatum(sqlstate);
 		values[5] = FullTransactionIdGetDatum(event->xid);
 		DdlnRun(&q_dead_letter, values, nulls, false, 0);
-		DdlnMarkHandled(sub->name, sub->slot, &event->id, &event->xid, 1);
+		DdlnMarkHandled(sub->name, sub->slot, &event->id, &event->xid, &event->pos, 1);
 		values[0] = Int32GetDatum(sub->id);
 		DdlnRun(&q_after_dead_letter, values, nulls, false, 0);
 		ereport(LOG,
@@ -1389,6 +1421,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 				floors[f].id = ids[i];
 				floors[f].floor.xid = InvalidFullTransactionId;
 				floors[f].floor.id = 0;
+				floors[f].floor.pos = 0;
 				nfloors++;
 			}
 			if (DdlnDeliverSubscriber(ids[i], result, keep, &floors[f].floor))

@@ -535,6 +535,7 @@ skip(PG_FUNCTION_ARGS)
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	int64		event_id;
 	FullTransactionId xid;
+	int64		pos;
 	bool		isnull;
 	int32		id;
 	int32		slot;
@@ -553,7 +554,9 @@ skip(PG_FUNCTION_ARGS)
 
 	values[0] = Int32GetDatum(id);
 	values[1] = Int64GetDatum(event_id);
-	DdlnApiExec("SELECT e.xid FROM ddl_notify.event e, ddl_notify.subscriber s "
+	DdlnApiExec("SELECT e.xid, (SELECT o.pos FROM ddl_notify.commit_order o "
+				"          WHERE o.xid OPERATOR(pg_catalog.=) e.xid) "
+				"FROM ddl_notify.event e, ddl_notify.subscriber s "
 				"WHERE s.id OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) $2 "
 				"AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)",
 				2, argtypes, values, NULL);
@@ -566,8 +569,11 @@ skip(PG_FUNCTION_ARGS)
 
 	xid = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
 												  SPI_tuptable->tupdesc, 1, &isnull));
+	pos = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (isnull)
+		pos = 0;
 	SPI_freetuptable(SPI_tuptable);
-	DdlnMarkHandled(name, slot, &event_id, &xid, 1);
+	DdlnMarkHandled(name, slot, &event_id, &xid, &pos, 1);
 	DdlnApiExec("UPDATE ddl_notify.subscriber SET skipped = skipped OPERATOR(pg_catalog.+) 1, "
 				"  attempts = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN 0 ELSE attempts END, "
 				"  next_retry_at = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN NULL ELSE next_retry_at END, "
