@@ -37,6 +37,11 @@ EXTRA_CLEAN	= $(EXTENSION)--$(EXTVERSION).sql results regression.diffs regressio
 PGXS		:= $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
+
+# Every source file includes the shared header: rebuild them all when it
+# changes (PGXS tracks no header dependencies unless configured with
+# --enable-depend).
+$(OBJS): src/ddl_notify.h
 endif
 
 $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
