@@ -249,6 +249,7 @@ const DdlnRelids *
 DdlnGetRelids(bool missing_ok)
 {
 	DdlnRelids	r;
+	HeapTuple	tup;
 
 	if (ddln_relids_valid)
 		return &ddln_relids;
@@ -268,6 +269,11 @@ DdlnGetRelids(bool missing_ok)
 		!OidIsValid(r.commit_order_seq = DdlnLookupRelid("commit_order_pos_seq", r.nsp, missing_ok)) ||
 		!OidIsValid(r.commit_order_pos = DdlnLookupRelid("commit_order_pos", r.nsp, missing_ok)))
 		return NULL;
+	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(r.nsp));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for namespace %u", r.nsp);
+	r.owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
 
 	ddln_relids = r;
 	ddln_relids_valid = true;
@@ -282,16 +288,7 @@ DdlnGetRelids(bool missing_ok)
 Oid
 DdlnExtensionOwner(void)
 {
-	Oid			nspid = get_namespace_oid(DDLN_SCHEMA_NAME, false);
-	HeapTuple	tup;
-	Oid			owner;
-
-	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for namespace %u", nspid);
-	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
-	ReleaseSysCache(tup);
-	return owner;
+	return DdlnGetRelids(false)->owner;
 }
 
 static void

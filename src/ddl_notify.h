@@ -120,6 +120,7 @@ extern void DdlnPurge(void);
 typedef struct DdlnRelids
 {
 	Oid			nsp;
+	Oid			owner;			/* the schema's owner: the extension's */
 	Oid			event;
 	Oid			event_seq;		/* event's identity sequence */
 	Oid			event_xid;		/* index event (xid, id) */
