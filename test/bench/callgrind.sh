@@ -6,11 +6,13 @@
 #
 # What it prints:
 # - capture: instructions (Ir) per pgbench-style transaction (CREATE TABLE
-#   with a primary key, ALTER TABLE ADD COLUMN, DROP TABLE: 3 autocommit DDL,
-#   6 events) in a database without event triggers, with ddl_notify, and with
-#   the do-it-yourself PL/pgSQL trigger; the marginal cost between a session
-#   of CG_N1 and one of CG_N2 transactions, so connection start-up and the
-#   first-call caches cancel out.
+#   with a primary key, ALTER TABLE ADD COLUMN, DROP TABLE: 3 autocommit DDL)
+#   in a database without event triggers, with ddl_notify, with the
+#   do-it-yourself PL/pgSQL trigger of the bench (ddl_command_end only: it
+#   records no drops), and with that trigger plus one on sql_drop (the same
+#   rows as ddl_notify); the marginal cost between a session of CG_N1 and one
+#   of CG_N2 transactions, so connection start-up and the first-call caches
+#   cancel out; the rows each records per transaction, and the cost per row.
 # - delivery: Ir per delivery of CALL ddl_notify.deliver() (4 no-op
 #   subscribers, a backlog of CG_EVENTS COMMENT events), against the same
 #   CALL with an empty backlog.
@@ -63,13 +65,15 @@ fsync = off
 synchronous_commit = off"
 
 # --- setup, with a normal server -------------------------------------------
-for db in none ddln diy drain0 drain1 drain2 wk; do
+for db in none ddln diy diyd drain0 drain1 drain2 wk; do
 	q C postgres "CREATE DATABASE $db"
 done
 # (quiet: CREATE EXTENSION warns that delivery is manual here)
 psql_c C ddln -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
 psql_c C wk -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
 q_file C diy "$FILES/sql/capture_diy.sql" >/dev/null
+q_file C diyd "$FILES/sql/capture_diy.sql" >/dev/null
+q_file C diyd "$FILES/sql/capture_diy_drop.sql" >/dev/null
 for db in drain0 drain1 drain2; do
 	q_file C "$db" "$FILES/sql/drain.sql" >/dev/null
 	q C "$db" "SELECT ddl_notify.subscribe('s' || g, 'public.bench_noop(ddl_notify.event)') FROM generate_series(1, 4) g" >/dev/null
@@ -151,23 +155,32 @@ ir_total()
 
 echo "== run 1: everything counted (Ir = instructions executed)"
 vg_start --collect-atstart=yes
-declare -A F1=() F2=()
-for db in none ddln diy; do
+declare -A F1=() F2=() ROWS=()
+for db in none ddln diy diyd; do
 	F1[$db]=$(session "$db" "$BENCH_TMP/ddl.$N1.sql")
 	F2[$db]=$(session "$db" "$BENCH_TMP/ddl.$N2.sql")
 done
+# rows recorded per transaction (nothing delivers here: they all stay)
+ROWS[none]=0
+ROWS[ddln]=$(q C ddln "SELECT count(*) / $((N1 + N2)).0 FROM ddl_notify.event")
+ROWS[diy]=$(q C diy "SELECT count(*) / $((N1 + N2)).0 FROM public.ddl_log")
+ROWS[diyd]=$(q C diyd "SELECT count(*) / $((N1 + N2)).0 FROM public.ddl_log")
 D0=$(session drain0 "CALL ddl_notify.deliver()")
 D1=$(session drain1 "CALL ddl_notify.deliver()")
 vg_stop
 
 declare -A IR=()
-printf '\n== capture: Ir per transaction (3 DDL, 6 events), marginal over %d transactions\n' "$((N2 - N1))"
-for db in none ddln diy; do
+printf '\n== capture: Ir per transaction (3 DDL), marginal over %d transactions\n' "$((N2 - N1))"
+echo "   none: no event trigger; ddln: ddl_notify; diy: the PL/pgSQL trigger on ddl_command_end"
+echo "   (capture_diy.sql); diyd: diy plus a PL/pgSQL trigger on sql_drop (capture_diy_drop.sql)"
+for db in none ddln diy diyd; do
 	IR[$db]=$(awk -v a="$(ir_total "${F1[$db]}")" -v b="$(ir_total "${F2[$db]}")" -v n="$((N2 - N1))" 'BEGIN { printf "%.0f", (b - a) / n }')
 done
-for db in none ddln diy; do
-	awk -v db="$db" -v x="${IR[$db]}" -v base="${IR[none]}" 'BEGIN {
-		printf "   %-5s %12.0f Ir/txn  %+11.0f vs none (%+.1f%%), %+9.0f Ir per event\n", db, x, x - base, (x - base) * 100 / base, (x - base) / 6 }'
+for db in none ddln diy diyd; do
+	awk -v db="$db" -v x="${IR[$db]}" -v base="${IR[none]}" -v rows="${ROWS[$db]}" 'BEGIN {
+		printf "   %-5s %12.0f Ir/txn  %+11.0f vs none (%+5.1f%%), %4.1f rows/txn", db, x, x - base, (x - base) * 100 / base, rows
+		if (rows > 0) printf ", %+7.0f Ir per row", (x - base) / rows
+		printf "\n" }'
 done
 printf '\n== delivery: CALL ddl_notify.deliver(), 4 no-op subscribers, backlog %d events\n' "$EVENTS"
 awk -v a="$(ir_total "$D0")" -v b="$(ir_total "$D1")" -v n="$((4 * EVENTS))" 'BEGIN {
