@@ -499,7 +499,6 @@ DdlnFilterPasses(const DdlnFilter *f, TupleTableSlot *slot, AttrNumber attnum)
 	return pass;
 }
 
-
 /*
  * Read up to "limit" of the subscriber's pending events in delivery order
  * (protocol step 2): transactions in commit order, then each transaction's
@@ -635,27 +634,20 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 }
 
 /*
- * An event of "sorted" (sorted by id) was deleted: remember its transaction's
- * commit position, once, if known.  (A position not known here, from skip()
- * of an event whose transaction has no commit_order row yet, is left to the
- * sweep.)
+ * An event of "sorted" (sorted by id) was deleted: note its transaction's
+ * commit position, if known.  (A position not known here, from skip() of an
+ * event whose transaction has no commit_order row yet, is left to the sweep.)
  */
 static void
-DdlnNoteGone(const DdlnEventKey *sorted, int n, int64 id, Datum *gone_pos, int *ngone_pos)
+DdlnNoteGone(const DdlnEventKey *sorted, int n, int64 id, int64 *gone_pos, int *ngone_pos)
 {
 	DdlnEventKey key;
 	const DdlnEventKey *ev;
 
 	key.id = id;
 	ev = bsearch(&key, sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
-	if (ev == NULL || ev->pos == 0)
-		return;
-	for (int i = 0; i < *ngone_pos; i++)
-	{
-		if (DatumGetInt64(gone_pos[i]) == ev->pos)
-			return;
-	}
-	gone_pos[(*ngone_pos)++] = Int64GetDatum(ev->pos);
+	if (ev != NULL && ev->pos != 0)
+		gone_pos[(*ngone_pos)++] = ev->pos;
 }
 
 /*
@@ -673,7 +665,7 @@ DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
 	int64		done = 0;
 	DdlnEventKey *sorted;
 	int			nleft = 0;
-	Datum	   *gone_pos = palloc(sizeof(Datum) * Max(n, 1));
+	int64	   *gone_pos = palloc(sizeof(int64) * Max(n, 1));
 	int			ngone_pos = 0;
 
 	if (n == 0)
@@ -752,12 +744,20 @@ DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
 		SPI_freetuptable(SPI_tuptable);
 	}
 
-	/* transactions whose last event is gone leave commit_order */
+	/* transactions whose last event is gone leave commit_order, each once */
 	if (ngone_pos > 0)
 	{
+		Datum	   *positions = palloc(sizeof(Datum) * ngone_pos);
+		int			npositions = 0;
 		Datum		ov[1];
 
-		ov[0] = PointerGetDatum(construct_array(gone_pos, ngone_pos, INT8OID, sizeof(int64),
+		qsort(gone_pos, ngone_pos, sizeof(int64), DdlnCompareInt64);
+		for (int i = 0; i < ngone_pos; i++)
+		{
+			if (i == 0 || gone_pos[i] != gone_pos[i - 1])
+				positions[npositions++] = Int64GetDatum(gone_pos[i]);
+		}
+		ov[0] = PointerGetDatum(construct_array(positions, npositions, INT8OID, sizeof(int64),
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		DdlnRun(&q_delete_order, ov, NULL, false, 0);
 	}
