@@ -569,7 +569,11 @@ DdlnJsonInt(JsonbParseState **st, int64 i)
 	JsonbValue	v;
 
 	v.type = jbvNumeric;
+#if PG_VERSION_NUM >= 140000
 	v.val.numeric = int64_to_numeric(i);
+#else
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(int8_numeric, Int64GetDatum(i)));
+#endif
 	DdlnJsonPush(st, &v);
 }
 
