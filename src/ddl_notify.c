@@ -210,10 +210,12 @@ DdlnEndSafe(DdlnSafeState *st)
 static DdlnRelids ddln_relids;
 static bool ddln_relids_valid = false;
 static bool ddln_relids_callbacks = false;
+static uint64 ddln_relids_invals = 0;	/* invalidations seen, any */
 
 static void
 DdlnRelidsForgetRel(Datum arg, Oid relid)
 {
+	ddln_relids_invals++;
 	if (!OidIsValid(relid) ||
 		relid == ddln_relids.event || relid == ddln_relids.event_seq ||
 		relid == ddln_relids.event_xid || relid == ddln_relids.commit_order ||
@@ -224,6 +226,7 @@ DdlnRelidsForgetRel(Datum arg, Oid relid)
 static void
 DdlnRelidsForgetAll(Datum arg, int cacheid, uint32 hashvalue)
 {
+	ddln_relids_invals++;
 	ddln_relids_valid = false;
 }
 
@@ -243,13 +246,16 @@ DdlnLookupRelid(const char *name, Oid nspid, bool missing_ok)
 
 /*
  * The OIDs, or NULL if the extension's schema or one of them is missing and
- * missing_ok (else an error).
+ * missing_ok (else an error).  The lookups may read the catalogs, and so
+ * process invalidations, meanwhile: what they found is kept only if no
+ * invalidation came while they ran (else it is used this once).
  */
 const DdlnRelids *
 DdlnGetRelids(bool missing_ok)
 {
 	DdlnRelids	r;
 	HeapTuple	tup;
+	uint64		invals_before;
 
 	if (ddln_relids_valid)
 		return &ddln_relids;
@@ -260,6 +266,7 @@ DdlnGetRelids(bool missing_ok)
 		ddln_relids_callbacks = true;
 	}
 
+	invals_before = ddln_relids_invals;
 	r.nsp = get_namespace_oid(DDLN_SCHEMA_NAME, missing_ok);
 	if (!OidIsValid(r.nsp) ||
 		!OidIsValid(r.event = DdlnLookupRelid("event", r.nsp, missing_ok)) ||
@@ -276,7 +283,7 @@ DdlnGetRelids(bool missing_ok)
 	ReleaseSysCache(tup);
 
 	ddln_relids = r;
-	ddln_relids_valid = true;
+	ddln_relids_valid = (ddln_relids_invals == invals_before);
 	return &ddln_relids;
 }
 

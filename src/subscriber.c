@@ -554,7 +554,7 @@ skip(PG_FUNCTION_ARGS)
 
 	values[0] = Int32GetDatum(id);
 	values[1] = Int64GetDatum(event_id);
-	DdlnApiExec("SELECT e.xid, (SELECT o.pos FROM ddl_notify.commit_order o "
+	DdlnApiExec("SELECT e.xid, (SELECT pg_catalog.min(o.pos) FROM ddl_notify.commit_order o "
 				"          WHERE o.xid OPERATOR(pg_catalog.=) e.xid) "
 				"FROM ddl_notify.event e, ddl_notify.subscriber s "
 				"WHERE s.id OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) $2 "
