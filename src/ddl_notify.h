@@ -108,9 +108,8 @@ typedef struct DdlnRoundResult
 
 extern void DdlnDeliverRound(DdlnRoundResult *result, bool sweep);
 extern void DdlnStartTransaction(void);
-extern void DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
-							const FullTransactionId *xids, const int64 *positions,
-							int n);
+extern void DdlnMarkHandled(const char *subname, int32 slot,
+							const DdlnEventKey *events, int n);
 extern void DdlnPurge(void);
 
 /*

@@ -319,9 +319,7 @@ typedef struct DdlnFetched
 {
 	int			n;
 	Datum	   *rows;			/* the event rows (composite datums) */
-	int64	   *ids;
-	FullTransactionId *xids;
-	int64	   *positions;		/* their transactions' commit_order.pos */
+	DdlnEventKey *keys;			/* id, xid and commit position of each */
 	bool	   *wanted;			/* passes the subscriber's filters */
 } DdlnFetched;
 
@@ -549,9 +547,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 
 	memset(out, 0, sizeof(*out));
 	out->rows = palloc(sizeof(Datum) * limit);
-	out->ids = palloc(sizeof(int64) * limit);
-	out->xids = palloc(sizeof(FullTransactionId) * limit);
-	out->positions = palloc(sizeof(int64) * limit);
+	out->keys = palloc(sizeof(DdlnEventKey) * limit);
 	out->wanted = palloc(sizeof(bool) * limit);
 
 	/*
@@ -614,9 +610,9 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 			out->rows[out->n] = heap_copy_tuple_as_datum(tup, event_desc);
 			if (shouldfree)
 				heap_freetuple(tup);
-			out->ids[out->n] = DatumGetInt64(slot_getattr(eslot, a_id, &isnull));
-			out->xids[out->n] = fxid;
-			out->positions[out->n] = pos;
+			out->keys[out->n].id = DatumGetInt64(slot_getattr(eslot, a_id, &isnull));
+			out->keys[out->n].xid = fxid;
+			out->keys[out->n].pos = pos;
 			out->wanted[out->n] = wanted;
 			out->n++;
 		}
@@ -658,8 +654,7 @@ DdlnNoteGone(const DdlnEventKey *sorted, int n, int64 id, int64 *gone_pos, int *
  * letters alike.
  */
 void
-DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
-				const FullTransactionId *xids, const int64 *positions, int n)
+DdlnMarkHandled(const char *subname, int32 slot, const DdlnEventKey *events, int n)
 {
 	Datum		values[3];
 	int64		done = 0;
@@ -671,12 +666,7 @@ DdlnMarkHandled(const char *subname, int32 slot, const int64 *ids,
 	if (n == 0)
 		return;
 	sorted = palloc(sizeof(DdlnEventKey) * n);
-	for (int i = 0; i < n; i++)
-	{
-		sorted[i].id = ids[i];
-		sorted[i].xid = xids[i];
-		sorted[i].pos = positions[i];
-	}
+	memcpy(sorted, events, sizeof(DdlnEventKey) * n);
 	qsort(sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
 	DdlnEventArrays(sorted, n, values);
 	values[2] = Int32GetDatum(slot);
@@ -915,7 +905,6 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 {
 	DdlnFetched fetched;
 	int			n;
-	int64	   *ids;
 	volatile int64 nfiltered = 0;
 	volatile int current = -1;
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -930,13 +919,8 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		return;
 	}
 	batch->nevents = n;
-	ids = fetched.ids;
-	batch->first.xid = fetched.xids[0];
-	batch->first.id = ids[0];
-	batch->first.pos = fetched.positions[0];
-	batch->last.xid = fetched.xids[n - 1];
-	batch->last.id = ids[n - 1];
-	batch->last.pos = fetched.positions[n - 1];
+	batch->first = fetched.keys[0];
+	batch->last = fetched.keys[n - 1];
 
 	pgstat_report_activity(STATE_RUNNING,
 						   psprintf("ddl_notify: delivering %d event(s) to subscriber \"%s\"",
@@ -982,7 +966,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			batch->ncalls++;
 		}
 		current = n;			/* past the handlers: the bits */
-		DdlnMarkHandled(sub->name, sub->slot, ids, fetched.xids, fetched.positions, n);
+		DdlnMarkHandled(sub->name, sub->slot, fetched.keys, n);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
@@ -1016,9 +1000,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		batch->status = DDLN_BATCH_HANDLER_FAILED;
 		batch->mark_failed = (current > n);
 		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
-		batch->failed.id = ids[batch->failed_index];
-		batch->failed.xid = fetched.xids[batch->failed_index];
-		batch->failed.pos = fetched.positions[batch->failed_index];
+		batch->failed = fetched.keys[batch->failed_index];
 		batch->error = edata;
 	}
 	PG_END_TRY();
@@ -1035,7 +1017,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		sv[0] = Int32GetDatum(sub->id);
 		sv[1] = Int64GetDatum(batch->ncalls);
 		sv[2] = Int64GetDatum(nfiltered);
-		sv[3] = Int64GetDatum(ids[n - 1]);
+		sv[3] = Int64GetDatum(batch->last.id);
 		DdlnRun(&q_success, sv, NULL, false, 0);
 	}
 }
@@ -1089,7 +1071,7 @@ DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *eda
 		values[4] = CStringGetTextDatum(sqlstate);
 		values[5] = FullTransactionIdGetDatum(event->xid);
 		DdlnRun(&q_dead_letter, values, nulls, false, 0);
-		DdlnMarkHandled(sub->name, sub->slot, &event->id, &event->xid, &event->pos, 1);
+		DdlnMarkHandled(sub->name, sub->slot, event, 1);
 		values[0] = Int32GetDatum(sub->id);
 		DdlnRun(&q_after_dead_letter, values, nulls, false, 0);
 		ereport(LOG,

@@ -534,8 +534,7 @@ skip(PG_FUNCTION_ARGS)
 {
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	int64		event_id;
-	FullTransactionId xid;
-	int64		pos;
+	DdlnEventKey event;
 	bool		isnull;
 	int32		id;
 	int32		slot;
@@ -567,13 +566,14 @@ skip(PG_FUNCTION_ARGS)
 						(long long) event_id, name),
 				 errdetail("It does not exist, was already handled, or committed before the subscriber subscribed.")));
 
-	xid = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, 1, &isnull));
-	pos = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	event.id = event_id;
+	event.xid = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
+	event.pos = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	if (isnull)
-		pos = 0;
+		event.pos = 0;
 	SPI_freetuptable(SPI_tuptable);
-	DdlnMarkHandled(name, slot, &event_id, &xid, &pos, 1);
+	DdlnMarkHandled(name, slot, &event, 1);
 	DdlnApiExec("UPDATE ddl_notify.subscriber SET skipped = skipped OPERATOR(pg_catalog.+) 1, "
 				"  attempts = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN 0 ELSE attempts END, "
 				"  next_retry_at = CASE WHEN failing_event OPERATOR(pg_catalog.=) $2 THEN NULL ELSE next_retry_at END, "
