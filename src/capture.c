@@ -577,8 +577,9 @@ DdlnJsonInt(JsonbParseState **st, int64 i)
 	DdlnJsonPush(st, &v);
 }
 
+/* Open or close an object or array. */
 static void
-DdlnJsonBegin(JsonbParseState **st, JsonbIteratorToken what)
+DdlnJsonToken(JsonbParseState **st, JsonbIteratorToken what)
 {
 	(void) pushJsonbValue(st, what, NULL);
 }
@@ -605,9 +606,9 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 	List	   *seen_kinds = NIL;
 	List	   *seen_names = NIL;
 
-	DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 	DdlnJsonKey(&st, "subcommands");
-	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(&st, WJB_BEGIN_ARRAY);
 	foreach(lc, cmd->d.alterTable.subcmds)
 	{
 		CollectedATSubcmd *sub = (CollectedATSubcmd *) lfirst(lc);
@@ -650,7 +651,7 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 		seen_kinds = lappend(seen_kinds, known ? (char *) kind : NULL);
 		seen_names = lappend(seen_names, (char *) name);
 
-		DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+		DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 		DdlnJsonKey(&st, "kind");
 		DdlnJsonString(&st, kind);
 		if (known)
@@ -658,9 +659,9 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 			DdlnJsonKey(&st, "name");
 			DdlnJsonString(&st, name);
 		}
-		(void) pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+		DdlnJsonToken(&st, WJB_END_OBJECT);
 	}
-	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	DdlnJsonToken(&st, WJB_END_ARRAY);
 	return DdlnJsonFinish(&st);
 }
 
@@ -702,13 +703,13 @@ DdlnGrantDetails(InternalGrant *istmt)
 	JsonbParseState *st = NULL;
 	ListCell   *lc;
 
-	DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 	DdlnJsonKey(&st, "grant");
 	DdlnJsonBool(&st, istmt->is_grant);
 	DdlnJsonKey(&st, "all_privileges");
 	DdlnJsonBool(&st, istmt->all_privs);
 	DdlnJsonKey(&st, "privileges");
-	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(&st, WJB_BEGIN_ARRAY);
 	if (!istmt->all_privs)
 	{
 		static const struct
@@ -736,9 +737,9 @@ DdlnGrantDetails(InternalGrant *istmt)
 		if (ap->priv_name)
 			DdlnJsonString(&st, asc_toupper(ap->priv_name, strlen(ap->priv_name)));
 	}
-	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	DdlnJsonToken(&st, WJB_END_ARRAY);
 	DdlnJsonKey(&st, "grantees");
-	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(&st, WJB_BEGIN_ARRAY);
 	foreach(lc, istmt->grantees)
 	{
 		Oid			grantee = lfirst_oid(lc);
@@ -746,7 +747,7 @@ DdlnGrantDetails(InternalGrant *istmt)
 		DdlnJsonString(&st, grantee == ACL_ID_PUBLIC ? "PUBLIC" :
 					   GetUserNameFromId(grantee, true));
 	}
-	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	DdlnJsonToken(&st, WJB_END_ARRAY);
 	DdlnJsonKey(&st, "grant_option");
 	DdlnJsonBool(&st, istmt->grant_option);
 	DdlnJsonKey(&st, "columns");
@@ -755,23 +756,23 @@ DdlnGrantDetails(InternalGrant *istmt)
 	{
 		/* GRANT UPDATE (c, d) ...: privilege and columns, as written */
 		DdlnJsonKey(&st, "column_privileges");
-		DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
+		DdlnJsonToken(&st, WJB_BEGIN_ARRAY);
 		foreach(lc, istmt->col_privs)
 		{
 			AccessPriv *ap = (AccessPriv *) lfirst(lc);
 			ListCell   *lc2;
 
-			DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+			DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 			DdlnJsonKey(&st, "privilege");
 			DdlnJsonString(&st, ap->priv_name ? asc_toupper(ap->priv_name, strlen(ap->priv_name)) : "ALL");
 			DdlnJsonKey(&st, "columns");
-			DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
+			DdlnJsonToken(&st, WJB_BEGIN_ARRAY);
 			foreach(lc2, ap->cols)
 				DdlnJsonString(&st, strVal(lfirst(lc2)));
-			(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-			(void) pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+			DdlnJsonToken(&st, WJB_END_ARRAY);
+			DdlnJsonToken(&st, WJB_END_OBJECT);
 		}
-		(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+		DdlnJsonToken(&st, WJB_END_ARRAY);
 	}
 	return DdlnJsonFinish(&st);
 }
@@ -1002,10 +1003,10 @@ DdlnJsonTextArray(JsonbParseState **st, bool isnull, Datum arr)
 	}
 	deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &enulls, &n);
-	DdlnJsonBegin(st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < n; i++)
 		DdlnJsonString(st, enulls[i] ? NULL : TextDatumGetCString(elems[i]));
-	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
+	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 
 /*
@@ -1171,7 +1172,7 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 				continue;
 		}
 
-		DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+		DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 		DdlnJsonKey(&st, "original");
 		DdlnJsonBool(&st, original);
 		DdlnJsonKey(&st, "cascaded");
@@ -1224,11 +1225,11 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 	if (!ddln_capture_temp && get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 		PG_RETURN_VOID();
 
-	DdlnJsonBegin(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 	DdlnJsonKey(&st, "rewrite_reason");
 	DdlnJsonInt(&st, reason);
 	DdlnJsonKey(&st, "reasons");
-	DdlnJsonBegin(&st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(&st, WJB_BEGIN_ARRAY);
 	{
 		static const struct
 		{
@@ -1249,7 +1250,7 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 				DdlnJsonString(&st, reasons[i].name);
 		}
 	}
-	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	DdlnJsonToken(&st, WJB_END_ARRAY);
 	row.details = DdlnJsonFinish(&st);
 
 	DdlnBeginCapture(&call);
