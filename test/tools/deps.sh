@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
 # test/tools/deps.sh: make sure this machine can build and test ddl_notify.
 #
-# Checks for: gcc, make, PGXS ($PG_CONFIG --pgxs), pg_regress,
-# pg_isolation_regress and PostgreSQL::Test::Cluster (all from
-# postgresql-server-dev-MAJOR), prove and Test::More (perl), IPC::Run
-# (libipc-run-perl).
+# Checks for: the PostgreSQL server (postgresql-MAJOR), gcc, make, every
+# PostgreSQL header that src/ includes, under $PG_CONFIG --includedir-server
+# (postgresql-server-dev-MAJOR), PGXS ($PG_CONFIG --pgxs), pg_regress,
+# pg_isolation_regress and PostgreSQL::Test::Cluster (postgresql-client-MAJOR
+# ships these on Debian 12, postgresql-server-dev-MAJOR elsewhere, so a
+# missing one asks for the latter, which depends on the former), prove and
+# Test::More (perl), IPC::Run (libipc-run-perl), runuser (util-linux).
+#
+# Usage: deps.sh           check, and install what is missing (as root)
+#        deps.sh --check   check only: print what is missing and the packages
+#                          that bring it, exit 1 if anything is; install nothing
+#        PG_CONFIG=/path/to/pg_config deps.sh ...   check that installation
 #
 # Rules:
 # - MAJOR is the newest installed server (see pg-env.sh); no version is
 #   hard-coded except as the fallback there.
 # - Quiet when nothing is missing.
+# - Each check looks for the file that is used, never for a neighbour from the
+#   same package: the headers are the ones src/*.[ch] include, found from the
+#   sources themselves, so a new #include is checked without editing this file.
 # - Something missing and we are root: apt-get update, then apt-get install -y
 #   --no-install-recommends of exactly the missing packages, then check again.
 # - Something missing and we are not root: print the packages and the command
@@ -18,12 +29,31 @@ set -euo pipefail
 # shellcheck source=pg-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
 
+CHECK_ONLY=
+case ${1:-} in
+--check) CHECK_ONLY=1 ;;
+"") ;;
+*) die "usage: deps.sh [--check]" ;;
+esac
+
+# The PostgreSQL headers the sources include: every "name.h" in an #include of
+# src/*.c or src/*.h that is not one of the project's own files.
+server_headers()
+{
+	local h
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p' \
+		"$REPO"/src/*.c "$REPO"/src/*.h | LC_ALL=C sort -u |
+		while IFS= read -r h; do
+			[[ -f $REPO/src/$h ]] || printf '%s\n' "$h"
+		done
+}
+
 # Fills PKGS (Debian packages to install) and WHY (what is missing).
 check()
 {
 	PKGS=()
 	WHY=()
-	local dev=postgresql-server-dev-$PG_MAJOR pgxs pkglib
+	local dev=postgresql-server-dev-$PG_MAJOR pgxs pkglib incdir h
 
 	[[ -x /usr/lib/postgresql/$PG_MAJOR/bin/postgres ]] ||
 		need "postgresql-$PG_MAJOR" "the PostgreSQL $PG_MAJOR server"
@@ -34,6 +64,13 @@ check()
 	else
 		pgxs=$("$PG_CONFIG" --pgxs 2>/dev/null || true)
 		pkglib=$("$PG_CONFIG" --pkglibdir 2>/dev/null || true)
+		incdir=$("$PG_CONFIG" --includedir-server 2>/dev/null || true)
+		while IFS= read -r h; do
+			if [[ -z $incdir || ! -f $incdir/$h ]]; then
+				need "$dev" "the server headers (${incdir:-pg_config --includedir-server}/$h)"
+				break
+			fi
+		done < <(server_headers)
 		[[ -n $pgxs && -f $pgxs ]] ||
 			need "$dev" "PGXS (${pgxs:-pg_config --pgxs})"
 		[[ -x $pkglib/pgxs/src/test/regress/pg_regress ]] ||
@@ -65,6 +102,11 @@ check
 
 missing=$(printf '%s, ' "${WHY[@]}")
 missing=${missing%, }
+if [[ -n $CHECK_ONLY ]]; then
+	echo "deps.sh: missing: $missing"
+	echo "deps.sh: packages: ${PKGS[*]}"
+	exit 1
+fi
 if ! is_root; then
 	{
 		echo "deps.sh: missing: $missing"
