@@ -11,13 +11,13 @@
 #   make bench              benchmarks; they print figures and never fail
 
 EXTENSION	= ddl_notify
-EXTVERSION	= 0.1.0
+EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/capture.o src/deliver.o src/subscriber.o src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
-DATA		= $(wildcard sql/$(EXTENSION)--*--*.sql)
+DATA		= $(wildcard sql/$(EXTENSION)--*.sql)
 
 # pg_regress inputs are every sql/*.sql but the install scripts; the order
 # is the file names' order (NNN_topic.sql).

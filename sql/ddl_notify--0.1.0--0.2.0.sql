@@ -1,0 +1,12 @@
+/*
+ * ddl_notify upgrade script, 0.1.0 to 0.2.0 (ALTER EXTENSION ddl_notify UPDATE)
+ *
+ * Rules kept here:
+ * - after it, a 0.1.0 database has exactly the objects of a fresh 0.2.0
+ *   install (test/t/040_extension_update.pl compares the two);
+ * - every name is schema-qualified, and nothing pending is lost: rows of
+ *   ddl_notify.event, commit_order, subscriber and dead_letter are kept.
+ */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION ddl_notify UPDATE TO '0.2.0'" to load this file. \quit

@@ -1,0 +1,294 @@
+/*
+ * ddl_notify install script (the build copies it to ddl_notify--<EXTVERSION>.sql)
+ *
+ * Rules kept here:
+ * - every name is schema-qualified; nothing depends on search_path;
+ * - nothing is granted to PUBLIC: reading events, subscribing and running
+ *   delivery by hand are explicit grants (see README, "Privileges");
+ * - the event triggers are created last, so that nothing this script does is
+ *   recorded, and they are ENABLE ALWAYS so that session_replication_role =
+ *   replica does not silently stop capture.
+ */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION ddl_notify" to load this file. \quit
+
+/*
+ * One row per recorded command or object.  The engine owns "processed": bit
+ * N is set, in the same transaction as the handler call, once the subscriber
+ * in slot N has handled the event (or filtered it out).  A row is deleted once
+ * every subscriber that must see it has its bit set.
+ */
+CREATE TABLE ddl_notify.event (
+	id				bigint GENERATED ALWAYS AS IDENTITY (CACHE 1),
+	xid				xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
+	occurred_at		timestamptz NOT NULL DEFAULT pg_catalog.statement_timestamp(),
+	trigger_event	text NOT NULL,
+	command_tag		text NOT NULL,
+	object_type		text,
+	schema_name		text,
+	object_identity	text,
+	classid			oid,
+	objid			oid,
+	objsubid		integer,
+	in_extension	boolean NOT NULL DEFAULT false,
+	role_name		name NOT NULL,
+	query			text,
+	details			jsonb,
+	origin			text,
+	processed		bigint NOT NULL DEFAULT 0
+);
+
+COMMENT ON TABLE ddl_notify.event IS
+	'DDL events recorded by ddl_notify, one row per command or object; rows leave once every subscriber has handled them';
+COMMENT ON COLUMN ddl_notify.event.origin IS
+	'name of the subscriber whose handler ran the DDL (echo suppression), NULL otherwise';
+COMMENT ON COLUMN ddl_notify.event.processed IS
+	'processed bits, one per subscriber slot; written only by the delivery engine';
+
+-- Keep the queue table small without manual VACUUM: rows are short-lived.
+-- Each subscriber updates a row's processed bits once: room on the page
+-- lets those updates be HOT (no index entry per update).
+ALTER TABLE ddl_notify.event SET (fillfactor = 50,
+								   autovacuum_vacuum_scale_factor = 0.0,
+								   autovacuum_vacuum_threshold = 1000,
+								   autovacuum_vacuum_insert_scale_factor = 0.0,
+								   autovacuum_vacuum_insert_threshold = 1000);
+
+/*
+ * Commit order: one row per transaction that recorded events, written just
+ * before it commits (or prepares), with a position drawn from its own
+ * sequence at that moment (so event ids stay dense).  If B waited on A's locks, A drew its position
+ * before B's wait ended, so A's is lower, even if B recorded events before it
+ * waited.  The engine orders transactions by it (G5) and drops a row once
+ * its transaction has no events left.
+ */
+CREATE SEQUENCE ddl_notify.commit_order_pos_seq;
+
+CREATE TABLE ddl_notify.commit_order (
+	xid				xid8 NOT NULL,
+	pos				bigint NOT NULL
+);
+
+-- The engine walks transactions in commit order and reads each one's events
+-- by xid, in id order: neither walk scans or sorts the whole (possibly
+-- bloated) queue, and a batch of a transaction with many events stops after
+-- its LIMIT instead of sorting all of them.  A transaction whose last event
+-- is gone leaves commit_order by the position the walk read: pos is the only
+-- index, so a DDL commit writes one index entry for it.
+CREATE INDEX commit_order_pos ON ddl_notify.commit_order (pos);
+-- event_xid is the event table's only index: every event is looked up by
+-- (xid, id), exactly, and each index costs the DDL one more index insert
+-- per recorded object.  (No primary key: ids come from the identity
+-- sequence; a lookup by id alone, skip(), scans the queue.)
+CREATE INDEX event_xid ON ddl_notify.event (xid, id);
+
+COMMENT ON TABLE ddl_notify.commit_order IS
+	'position of each event-recording transaction in commit order; written only by ddl_notify';
+
+ALTER TABLE ddl_notify.commit_order SET (autovacuum_vacuum_scale_factor = 0.0,
+										  autovacuum_vacuum_threshold = 1000,
+										  autovacuum_vacuum_insert_scale_factor = 0.0,
+										  autovacuum_vacuum_insert_threshold = 1000);
+
+/*
+ * Subscribers.  "slot" is the bit in event.processed; "start_snapshot" and
+ * "start_xid" are the subscription point: the subscriber must see exactly the
+ * events of transactions that were not committed when its subscribe()
+ * committed (the snapshot is taken at pre-commit under the subscription-point
+ * lock, see src/subscriber.c).
+ */
+CREATE TABLE ddl_notify.subscriber (
+	id				integer GENERATED ALWAYS AS IDENTITY (CACHE 1) PRIMARY KEY,
+	name			text NOT NULL UNIQUE,
+	slot			integer NOT NULL UNIQUE CHECK (slot BETWEEN 0 AND 63),
+	handler			regprocedure NOT NULL,
+	owner			oid NOT NULL,
+	command_tags	text[],
+	object_types	text[],
+	schemas			text[],
+	max_attempts	integer CHECK (max_attempts > 0),
+	echo			boolean NOT NULL DEFAULT false,
+	start_snapshot	pg_snapshot NOT NULL,
+	start_xid		xid8 NOT NULL,
+	created_at		timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	-- delivery state, written only by the engine
+	attempts		integer NOT NULL DEFAULT 0,
+	failing_event	bigint,
+	last_error		text,
+	last_error_sqlstate text,
+	last_error_at	timestamptz,
+	next_retry_at	timestamptz,
+	delivered		bigint NOT NULL DEFAULT 0,
+	filtered		bigint NOT NULL DEFAULT 0,
+	last_event_id	bigint,
+	last_delivered_at timestamptz,
+	dead_letters	bigint NOT NULL DEFAULT 0,
+	skipped			bigint NOT NULL DEFAULT 0
+);
+
+COMMENT ON TABLE ddl_notify.subscriber IS
+	'ddl_notify subscribers; change it only through subscribe(), unsubscribe() and skip()';
+
+/*
+ * Events a subscriber with max_attempts gave up on, with the last error.
+ * The event is kept as jsonb so that the table survives changes of the event
+ * row type; jsonb_populate_record(NULL::ddl_notify.event, event) gives it back.
+ */
+CREATE TABLE ddl_notify.dead_letter (
+	id				bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	subscriber		text NOT NULL,
+	event_id		bigint NOT NULL,
+	event			jsonb NOT NULL,
+	attempts		integer NOT NULL,
+	error			text,
+	sqlstate		text,
+	failed_at		timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp()
+);
+
+COMMENT ON TABLE ddl_notify.dead_letter IS
+	'events a subscriber gave up on after max_attempts failures, with the last error';
+
+/*
+ * True when the event (processed bits, xid) still waits for the subscriber in
+ * "slot" whose subscription point is (start_snapshot, start_xid).  Inlined
+ * into the engine's queries and the status view: one definition of "pending".
+ */
+CREATE FUNCTION ddl_notify.is_pending(processed bigint, xid xid8, slot integer,
+									  start_snapshot pg_snapshot, start_xid xid8)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT ($1 OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERATOR(pg_catalog.=) 0
+	AND NOT pg_catalog.pg_visible_in_snapshot($2, $4)
+	AND $2 OPERATOR(pg_catalog.<>) $5
+$$;
+
+-- Capture (src/capture.c)
+CREATE FUNCTION ddl_notify.capture_ddl_command_end() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'capture_ddl_command_end';
+CREATE FUNCTION ddl_notify.capture_sql_drop() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'capture_sql_drop';
+CREATE FUNCTION ddl_notify.capture_table_rewrite() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'capture_table_rewrite';
+
+-- Subscriber API (src/subscriber.c)
+CREATE FUNCTION ddl_notify.subscribe(name text,
+									 handler regprocedure,
+									 command_tags text[] DEFAULT NULL,
+									 object_types text[] DEFAULT NULL,
+									 schemas text[] DEFAULT NULL,
+									 max_attempts integer DEFAULT NULL,
+									 echo boolean DEFAULT false)
+RETURNS integer
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'subscribe';
+
+COMMENT ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[], text[], integer, boolean) IS
+	'register a handler function(ddl_notify.event) returns void; it receives every event committed after this call commits';
+
+CREATE FUNCTION ddl_notify.unsubscribe(name text)
+RETURNS boolean
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'unsubscribe';
+
+COMMENT ON FUNCTION ddl_notify.unsubscribe(text) IS
+	'remove a subscriber; its pending events are released';
+
+CREATE FUNCTION ddl_notify.skip(name text, event_id bigint)
+RETURNS void
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'skip';
+
+COMMENT ON FUNCTION ddl_notify.skip(text, bigint) IS
+	'mark one pending event as handled for one subscriber without calling its handler';
+
+-- Delivery (src/deliver.c)
+CREATE PROCEDURE ddl_notify.deliver()
+LANGUAGE c AS 'MODULE_PATHNAME', 'deliver';
+
+COMMENT ON PROCEDURE ddl_notify.deliver() IS
+	'run one delivery round in this session, with the same code and transactions as the background worker';
+
+CREATE FUNCTION ddl_notify.wait_for_delivery(timeout interval DEFAULT '30 seconds')
+RETURNS boolean
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'wait_for_delivery';
+
+COMMENT ON FUNCTION ddl_notify.wait_for_delivery(interval) IS
+	'wait until every event committed before the call is handled by every subscriber; false at the timeout';
+
+CREATE FUNCTION ddl_notify.delivery_status()
+RETURNS text
+LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'delivery_status';
+
+COMMENT ON FUNCTION ddl_notify.delivery_status() IS
+	'how events reach subscribers in this database: automatic (worker pid), manual, or waiting for a worker slot';
+
+CREATE VIEW ddl_notify.subscriber_status AS
+SELECT s.name,
+	   s.handler,
+	   s.owner::regrole AS owner,
+	   p.pending,
+	   p.oldest_pending_id,
+	   p.oldest_pending_at,
+	   s.delivered,
+	   s.filtered,
+	   s.last_event_id,
+	   s.last_delivered_at,
+	   s.attempts,
+	   s.failing_event,
+	   s.last_error,
+	   s.last_error_sqlstate,
+	   s.last_error_at,
+	   s.next_retry_at,
+	   s.max_attempts,
+	   s.dead_letters,
+	   s.skipped,
+	   s.command_tags,
+	   s.object_types,
+	   s.schemas,
+	   s.echo,
+	   s.created_at,
+	   ddl_notify.delivery_status() AS delivery
+FROM ddl_notify.subscriber s
+CROSS JOIN LATERAL (
+	SELECT pg_catalog.count(*) AS pending,
+		   pg_catalog.min(e.id) AS oldest_pending_id,
+		   pg_catalog.min(e.occurred_at) AS oldest_pending_at
+	FROM ddl_notify.event e
+	WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)
+) p;
+
+COMMENT ON VIEW ddl_notify.subscriber_status IS
+	'one row per subscriber: pending events, delivery progress, last error, attempts and next retry';
+
+-- Privileges: nothing for PUBLIC (see README, "Privileges").
+REVOKE ALL ON ALL TABLES IN SCHEMA ddl_notify FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[], text[], integer, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.unsubscribe(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.skip(text, bigint) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE ddl_notify.deliver() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.wait_for_delivery(interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.delivery_status() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_end() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.capture_sql_drop() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.capture_table_rewrite() FROM PUBLIC;
+
+-- Event triggers last: nothing above is recorded.
+CREATE EVENT TRIGGER ddl_notify_ddl_command_end ON ddl_command_end
+	EXECUTE FUNCTION ddl_notify.capture_ddl_command_end();
+CREATE EVENT TRIGGER ddl_notify_sql_drop ON sql_drop
+	EXECUTE FUNCTION ddl_notify.capture_sql_drop();
+CREATE EVENT TRIGGER ddl_notify_table_rewrite ON table_rewrite
+	EXECUTE FUNCTION ddl_notify.capture_table_rewrite();
+ALTER EVENT TRIGGER ddl_notify_ddl_command_end ENABLE ALWAYS;
+ALTER EVENT TRIGGER ddl_notify_sql_drop ENABLE ALWAYS;
+ALTER EVENT TRIGGER ddl_notify_table_rewrite ENABLE ALWAYS;
+
+-- Say so when nothing will deliver by itself.
+DO $$
+BEGIN
+	IF ddl_notify.delivery_status() LIKE 'manual:%' THEN
+		RAISE WARNING 'ddl_notify: automatic delivery is off in this cluster'
+			USING DETAIL = pg_catalog.substr(ddl_notify.delivery_status(), 9),
+				  HINT = 'Add ddl_notify to shared_preload_libraries and restart, or call ddl_notify.deliver() yourself.';
+	END IF;
+END
+$$;
