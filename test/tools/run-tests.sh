@@ -28,7 +28,10 @@
 #   processes are ended, any server left in the copy is stopped, and the copy
 #   is removed.
 #
-# Environment: SUITE_TIMEOUT, seconds per suite or TAP file (default 1800);
+# Environment: ONLY, an extended regular expression: only the tests whose
+# name (sql/NAME.sql, test/specs/NAME.spec, test/t/NAME.pl) matches it run,
+# for work on one test; a suite with none left is skipped, and a run that
+# selects nothing at all fails.  SUITE_TIMEOUT, seconds per suite or TAP file (default 1800);
 # PG_TEST_TIMEOUT_DEFAULT and PG_TEST_NOCLEAN as PostgreSQL's TAP modules read
 # them.
 set -euo pipefail
@@ -199,6 +202,11 @@ inner_main()
 	mapfile -t regress < <(names_of 'sql/*.sql' .sql | grep -v '^ddl_notify')
 	mapfile -t specs < <(names_of 'test/specs/*.spec' .spec)
 	mapfile -t taps < <(names_of 'test/t/*.pl' .pl)
+	if [[ -n ${ONLY:-} ]]; then
+		mapfile -t regress < <(printf '%s\n' "${regress[@]}" | grep -E -- "$ONLY" || true)
+		mapfile -t specs < <(printf '%s\n' "${specs[@]}" | grep -E -- "$ONLY" || true)
+		mapfile -t taps < <(printf '%s\n' "${taps[@]}" | grep -E -- "$ONLY" || true)
+	fi
 
 	if ((${#regress[@]})); then
 		run_driver pg_regress "$PGXS_TEST/regress/pg_regress" . \
