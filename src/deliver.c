@@ -41,9 +41,19 @@
  * failing event is then first of its batch and its failure is recorded
  * (attempts, last error, next retry with capped exponential backoff) in the
  * same transaction that holds the subscriber's lock.  A failure at COMMIT
- * itself cannot be pinned on one event, so the engine retries those events
- * one per transaction until it finds the culprit, then goes back to full
- * batches.
+ * itself (a lock the commit path waits for past lock_timeout, a
+ * serialization failure, ...) cannot be pinned on one event, so the engine
+ * retries those events one per transaction until it finds the culprit,
+ * records the failure on it, then goes back to full batches; what it knows
+ * in memory (the floor) moves only after a COMMIT returned (G3).
+ * A checked transition that finds a bit already set (step 4) is not the
+ * handlers' failure: someone set it while they ran.  The engine's own
+ * deliverers cannot, as they hold the subscriber's lock; a writer that does
+ * not (a hand-made UPDATE of the bits) can.  The batch is rolled back, a
+ * WARNING says so, and it is read again at once, without what the other
+ * one handled; no failure or backoff is recorded.  A second conflict in a
+ * row is no race (say, a handler that calls skip() on an event of its own
+ * batch): it is taken as a handler failure at the batch's last event.
  * A subscriber with max_attempts sends an event to ddl_notify.dead_letter
  * after that many failures and goes on.  A subscriber in backoff is skipped
  * and never delays the others (G7).
@@ -342,7 +352,8 @@ typedef struct DdlnBatch
 	DdlnEventKey failed;		/* the event at failed_index */
 	DdlnEventKey first;			/* the first event read */
 	DdlnEventKey last;			/* the last event read */
-	bool		mark_failed;	/* handlers ran, the bits could not be set */
+	bool		mark_conflict;	/* handlers ran, then the checked transition
+								 * found a bit already set */
 	ErrorData  *error;
 } DdlnBatch;
 
@@ -998,7 +1009,13 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		handler_timed_out = false;
 
 		batch->status = DDLN_BATCH_HANDLER_FAILED;
-		batch->mark_failed = (current > n);
+		/*
+		 * current == n: every handler returned, the bits were being set.
+		 * DdlnMarkHandled's checked transition says 40001 when one was set
+		 * already; anything else there is a failure like any other.
+		 */
+		batch->mark_conflict = (current == n &&
+								edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE);
 		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
 		batch->failed = fetched.keys[batch->failed_index];
 		batch->error = edata;
@@ -1168,6 +1185,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 	int64		budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
 	int			ndead = 0;		/* dead letters in the open transaction */
 	DdlnFloor	here = *floorp; /* as the open transaction sees it */
+	bool		reread = false; /* the last batch lost a race at its bits */
 
 	for (;;)
 	{
@@ -1205,14 +1223,25 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				return false;
 
 			case DDLN_BATCH_HANDLER_FAILED:
-				if (batch.mark_failed)
+				if (batch.mark_conflict && !reread)
 				{
-					/* someone else delivered meanwhile: leave it to them */
+					/*
+					 * Someone else set processed bits of this batch while
+					 * its handlers ran: not the handlers' failure.  Roll it
+					 * back (the handlers' work too) and read again: what the
+					 * other one handled is no longer pending.
+					 */
 					ereport(WARNING,
-							(errmsg("ddl_notify: %s", batch.error->message)));
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("ddl_notify: %s", batch.error->message),
+							 errdetail("Subscriber \"%s\": the batch was rolled back and is read again; no failure is recorded.",
+									   sub.name)));
 					SPI_rollback();
 					DdlnStartTransaction();
-					return false;
+					ndead = 0;
+					here = *floorp;
+					reread = true;
+					continue;
 				}
 				if (batch.failed_index > 0)
 				{
@@ -1258,6 +1287,8 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				if (commit_error == NULL)
 				{
 					bool		drained = (batch.nevents < limit);
+
+					reread = false;
 
 					*floorp = here = batch.last;
 					result->delivered += batch.ncalls;
