@@ -1,0 +1,179 @@
+
+# Copyright (c) 2026, the ddl_notify authors
+
+# 014_commit_failure: a delivery transaction that fails AT COMMIT, after every
+# handler of its batch returned.
+#
+# G3 Commit before belief: the events stay pending, with the error, the
+#    attempt count and the failing event recorded; nothing in memory claims
+#    them, and once the cause is gone each is delivered exactly once.
+# G5 Commit-consistent order: while the first transaction's events cannot
+#    commit, nothing after them (a later transaction's event, which could
+#    commit on its own) is delivered first; afterwards the order is the
+#    commit order.
+#
+# How the COMMIT fails, deterministically: the handler mirrors each CREATE
+# TABLE it is given (it creates a table itself), so the delivery transaction
+# has recorded events, and at PRE_COMMIT it must take the subscription-point
+# lock in ShareLock (ddl_notify.c, subscriber.c).  A subscribe() in another
+# session holds that lock in ExclusiveLock from its own PRE_COMMIT until its
+# commit is visible; with synchronous_standby_names naming a standby that
+# never connects and synchronous_commit = on in that session only, it waits
+# there (wait event SyncRep) for as long as the test wants.  The deliverer
+# runs with lock_timeout, so its COMMIT fails with 55P03 after the handlers
+# returned.  No handler statement is in the error's context: it is the
+# engine's commit-failure path (isolate one event per transaction, record
+# the failure on the first), not a handler failure.  Setting
+# synchronous_standby_names to '' (ALTER SYSTEM, reload) lets the
+# subscribe() finish.
+#
+# Mutations this test catches (test/mutations/, test/tools/mutate.sh):
+# - floor_before_commit.patch: the engine moves its in-memory "where the
+#   subscriber stopped" past the batch before DdlnTryCommit() and keeps it
+#   when the COMMIT fails (TiDB's notifier bug): the later transaction's
+#   COMMENT is delivered while the three CREATE TABLE events are still
+#   pending (G5), and the failure is recorded on it.
+# - commit_failure_believed.patch: the engine counts a batch whose COMMIT
+#   failed as delivered and goes on: the recorded failure and the attempt
+#   count are missing.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('commit_failure');
+# a sync-rep wait needs max_wal_senders > 0
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'ddl_notify'
+# only CALL ddl_notify.deliver() delivers here: a worker would wait at the
+# commit lock without a lock_timeout
+ddl_notify.max_workers = 0
+# a failed event is due again at once: each CALL is one more attempt
+ddl_notify.retry_initial_delay = 0
+ddl_notify.retry_max_delay = 0
+synchronous_standby_names = 'nobody_connects'
+synchronous_commit = local
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE EXTENSION ddl_notify;
+CREATE TABLE public.log (seq serial PRIMARY KEY, event_id bigint NOT NULL,
+	command_tag text, ident text);
+-- mirrors every CREATE TABLE of public.t_* as public.m_*: DDL of its own
+CREATE FUNCTION public.mirror(e ddl_notify.event) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.log (event_id, command_tag, ident)
+	VALUES (e.id, e.command_tag, e.object_identity);
+	IF e.command_tag = 'CREATE TABLE' AND e.object_identity LIKE 'public.t\_%' THEN
+		EXECUTE format('CREATE TABLE public.%I ()',
+					   'm_' || substr(e.object_identity, length('public.t_') + 1));
+	END IF;
+END $$;
+CREATE FUNCTION public.late(e ddl_notify.event) RETURNS void
+LANGUAGE plpgsql AS $$ BEGIN END $$;
+SELECT ddl_notify.subscribe('mirror', 'public.mirror(ddl_notify.event)');
+});
+
+# T1: three CREATE TABLE in one transaction; T2, later: a COMMENT, which the
+# handler only logs (its batch could commit on its own).
+$node->safe_psql('postgres', q{
+BEGIN;
+CREATE TABLE public.t_1 ();
+CREATE TABLE public.t_2 ();
+CREATE TABLE public.t_3 ();
+COMMIT;
+COMMENT ON TABLE public.t_1 IS 'later';
+});
+my $first_id = $node->safe_psql('postgres',
+	"SELECT id FROM ddl_notify.event WHERE object_identity = 'public.t_1' AND command_tag = 'CREATE TABLE'");
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(command_tag || ' ' || object_identity, ', ' ORDER BY id) FROM ddl_notify.event WHERE id >= $first_id"),
+	'CREATE TABLE public.t_1, CREATE TABLE public.t_2, CREATE TABLE public.t_3, COMMENT public.t_1',
+	'four events recorded, three in T1 and one in T2');
+
+# A subscribe() that stops at its commit, holding the subscription-point lock.
+my $sub = $node->background_psql('postgres');
+$sub->query_until(qr/subscribing/, q{
+\echo subscribing
+SET synchronous_commit = on;
+SELECT ddl_notify.subscribe('late', 'public.late(ddl_notify.event)');
+});
+ok( $node->poll_query_until('postgres', q{
+SELECT count(*) = 1 FROM pg_stat_activity
+WHERE wait_event = 'SyncRep' AND query LIKE '%ddl_notify.subscribe(''late''%'}),
+	'the subscribe() waits at its commit, holding the lock');
+
+# deliver(): returns the psql exit code, stdout and stderr
+sub deliver
+{
+	my ($lock_timeout) = @_;
+	my ($out, $err) = ('', '');
+	my $set = defined $lock_timeout ? "SET lock_timeout = '$lock_timeout';" : '';
+	# batches end where T1 ends: a batch of the three CREATE TABLE
+	my $rc = $node->psql('postgres',
+		"$set SET ddl_notify.batch_size = 3; CALL ddl_notify.deliver();",
+		stdout => \$out, stderr => \$err);
+	return ($rc, $out, $err);
+}
+
+my $status_sql = q{
+SELECT pending, attempts, failing_event, last_error_sqlstate,
+	   last_error LIKE 'canceling statement due to lock timeout%',
+	   last_error LIKE '%PL/pgSQL%', next_retry_at IS NOT NULL
+FROM ddl_notify.subscriber_status WHERE name = 'mirror'};
+
+for my $attempt (1 .. 2)
+{
+	my ($rc, $out, $err) = deliver('200ms');
+	is($rc, 0, "attempt $attempt: CALL ddl_notify.deliver() itself succeeds");
+	like($err, qr/0 event\(s\) delivered, 1 failed attempt\(s\) recorded/,
+		"attempt $attempt: it reports one failed attempt, nothing delivered");
+	is($node->safe_psql('postgres', $status_sql),
+		"4|$attempt|$first_id|55P03|t|f|t",
+		"attempt $attempt: all four pending; the commit failure (55P03, no handler context) recorded on T1's first event, attempts $attempt, a retry time");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM public.log'),
+		'0', "attempt $attempt: nothing was delivered, the COMMENT of T2 neither (G5)");
+	is( $node->safe_psql('postgres',
+			"SELECT count(*) FROM ddl_notify.event WHERE id >= $first_id AND origin IS NULL"),
+		'4', "attempt $attempt: the event rows are all there");
+	is( $node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_class WHERE relname LIKE 'm\\_%'"),
+		'0', "attempt $attempt: the handlers' own DDL was rolled back");
+}
+
+# The cause goes away: the subscribe() may finish.
+$node->safe_psql('postgres', q{
+ALTER SYSTEM SET synchronous_standby_names = '';
+SELECT pg_reload_conf();
+});
+$sub->query_safe('SELECT 1');
+$sub->quit;
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM ddl_notify.subscriber WHERE name = 'late'"),
+	'1', 'the subscribe() committed once released');
+
+my ($rc, $out, $err) = deliver(undef);
+is($rc, 0, 'the next delivery succeeds');
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(command_tag || ' ' || ident, ', ' ORDER BY seq) FROM public.log"),
+	'CREATE TABLE public.t_1, CREATE TABLE public.t_2, CREATE TABLE public.t_3, COMMENT public.t_1',
+	'each event delivered once, in commit then statement order');
+is( $node->safe_psql('postgres',
+		'SELECT count(*) - count(DISTINCT event_id) FROM public.log'),
+	'0', 'no event delivered twice');
+is( $node->safe_psql('postgres', q{
+SELECT pending, attempts, failing_event IS NULL, next_retry_at IS NULL, delivered
+FROM ddl_notify.subscriber_status WHERE name = 'mirror'}),
+	'0|0|t|t|4', 'mirror: nothing pending, the failure cleared, 4 delivered');
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class WHERE relname LIKE 'm\\_%'"),
+	'm_1,m_2,m_3', 'the handlers\' DDL committed, once each');
+
+$node->stop;
+done_testing();
