@@ -9,6 +9,9 @@
 #   make test               every suite: pg_regress, isolation, TAP; last line
 #                           "N passed, M failed"
 #   make bench              benchmarks; they print figures and never fail
+#   make mutate             every test/mutations/*.patch: its tests must fail
+#                           on a build with it applied (test/tools/mutate.sh);
+#                           MUTATION=NAME for one
 
 EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
@@ -49,7 +52,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 		{ echo "$(EXTENSION).control: default_version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench
+.PHONY: deps demo test bench mutate
 deps:
 	@bash test/tools/deps.sh
 
@@ -64,3 +67,7 @@ test: deps
 bench: deps
 	@bash test/tools/build.sh
 	@bash test/bench/run.sh
+
+mutate: deps
+	@WERROR=1 bash test/tools/build.sh
+	@bash test/tools/mutate.sh $(if $(MUTATION),test/mutations/$(MUTATION).patch,--all)
