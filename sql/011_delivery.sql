@@ -5,10 +5,12 @@
 -- G3  commit before belief: the TiDB notifier bug (prior-bugs/
 --     tidb-notifier-commit-failure.txt): one subscriber always fails, one always
 --     succeeds; the event is never deleted before the failing one succeeds and
---     the succeeding one gets it exactly once.  And a failure at commit time: a
---     handler writes a row whose deferred foreign key is checked when the batch
---     ends; the event stays pending, the others are unaffected, and once the
---     cause is fixed it is handled exactly once.
+--     the succeeding one gets it exactly once.  And a deferred foreign key: a
+--     handler writes a row whose DEFERRABLE INITIALLY DEFERRED key is checked
+--     inside the handler's call (the engine makes constraints immediate); the
+--     event stays pending, the others are unaffected, and once the cause is
+--     fixed it is handled exactly once.  A failure at COMMIT itself is
+--     test/t/014_commit_failure.pl.
 -- G7  a failing handler in the middle of a batch: the events before it are
 --     delivered, the failing one waits (with the ones after it), the other
 --     subscriber is not delayed; a stuck handler is cancelled by
@@ -52,7 +54,7 @@ SELECT count(*) AS event_row_kept FROM ddl_notify.event WHERE id = :t1000_event;
 SELECT ddl_notify.unsubscribe('fail');
 TRUNCATE handled;
 
--- G3 at commit time: a deferred foreign key checked at the end of the batch
+-- G3: a deferred foreign key, checked inside the handler's call (not at COMMIT)
 CREATE TABLE parent (id int PRIMARY KEY);
 CREATE TABLE child (parent_id int REFERENCES parent DEFERRABLE INITIALLY DEFERRED, ident text);
 CREATE FUNCTION h_child(e ddl_notify.event) RETURNS void LANGUAGE sql
