@@ -337,6 +337,9 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	tup = heap_form_tuple(RelationGetDescr(call->rel), values, nulls);
 	CatalogTupleInsertWithInfo(call->rel, tup, call->indstate);
 	heap_freetuple(tup);
+	/* the same event in the WAL stream, for CDC consumers (walmsg.c) */
+	if (ddln_wal_messages)
+		DdlnWalMessage(RelationGetDescr(call->rel), values, nulls);
 
 	ddln_xact_recorded = true;
 }
