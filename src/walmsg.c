@@ -44,6 +44,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tupdesc.h"
+#include "access/transam.h"
 #include "access/xlog.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
@@ -60,35 +61,87 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/xid8.h"
 
 #include "ddl_notify.h"
+
+/*
+ * A JSON string of len bytes: copied as it is when nothing in it needs an
+ * escape (identifiers, command tags, most statements), else escape_json.
+ */
+static void
+DdlnWalString(StringInfo buf, const char *s, int len)
+{
+	for (int i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c < 0x20 || c == '"' || c == '\\')
+		{
+			char	   *copy = pnstrdup(s, len);
+
+			escape_json(buf, copy);
+			pfree(copy);
+			return;
+		}
+	}
+	enlargeStringInfo(buf, len + 2);
+	appendStringInfoChar(buf, '"');
+	appendBinaryStringInfo(buf, s, len);
+	appendStringInfoChar(buf, '"');
+}
 
 /* One column's value, as to_jsonb() of the row would spell it. */
 static void
 DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 {
+	char		num[MAXINT8LEN + 3];
+	int			len;
+
 	switch (typid)
 	{
 		case INT2OID:
+			len = pg_ltoa(DatumGetInt16(value), num);
+			appendBinaryStringInfo(buf, num, len);
+			break;
 		case INT4OID:
+			len = pg_ltoa(DatumGetInt32(value), num);
+			appendBinaryStringInfo(buf, num, len);
+			break;
 		case INT8OID:
-			{
-				Oid			out;
-				bool		varlena;
-
-				getTypeOutputInfo(typid, &out, &varlena);
-				appendStringInfoString(buf, OidOutputFunctionCall(out, value));
-			}
+			len = pg_lltoa(DatumGetInt64(value), num);
+			appendBinaryStringInfo(buf, num, len);
+			break;
+		case OIDOID:
+			/* to_jsonb() spells oid and xid8 as strings */
+			num[0] = '"';
+			len = pg_ultoa_n(DatumGetObjectId(value), num + 1);
+			num[len + 1] = '"';
+			appendBinaryStringInfo(buf, num, len + 2);
+			break;
+		case XID8OID:
+			num[0] = '"';
+			len = pg_ulltoa_n(U64FromFullTransactionId(DatumGetFullTransactionId(value)), num + 1);
+			num[len + 1] = '"';
+			appendBinaryStringInfo(buf, num, len + 2);
 			break;
 		case BOOLOID:
 			appendStringInfoString(buf, DatumGetBool(value) ? "true" : "false");
 			break;
 		case TEXTOID:
 		case VARCHAROID:
-			escape_json(buf, TextDatumGetCString(value));
+			{
+				text	   *t = DatumGetTextPP(value);
+
+				DdlnWalString(buf, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+			}
 			break;
 		case NAMEOID:
-			escape_json(buf, NameStr(*DatumGetName(value)));
+			{
+				const char *n = NameStr(*DatumGetName(value));
+
+				DdlnWalString(buf, n, strlen(n));
+			}
 			break;
 		case JSONBOID:
 			{
@@ -120,7 +173,7 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 				Oid			out;
 				bool		varlena;
 
-				/* oid, xid8 and anything else: its text, as a string */
+				/* anything else: its text, as a string */
 				getTypeOutputInfo(typid, &out, &varlena);
 				escape_json(buf, OidOutputFunctionCall(out, value));
 			}
@@ -128,11 +181,17 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 	}
 }
 
-/* The text of a text datum of the row, or NULL. */
-static const char *
-DdlnWalText(const Datum *values, const bool *nulls, int col)
+/* Is column col of the row the text s? */
+static bool
+DdlnWalTextIs(const Datum *values, const bool *nulls, int col, const char *s)
 {
-	return nulls[col] ? NULL : TextDatumGetCString(values[col]);
+	text	   *t;
+	size_t		len = strlen(s);
+
+	if (nulls[col])
+		return false;
+	t = DatumGetTextPP(values[col]);
+	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), s, len) == 0;
 }
 
 /*
@@ -140,18 +199,19 @@ DdlnWalText(const Datum *values, const bool *nulls, int col)
  * that created, altered, renamed or moved it, or its rewrite?
  */
 static bool
-DdlnWalIsTableDdl(const char *trigger_event, const char *command_tag)
+DdlnWalIsTableDdl(const Datum *values, const bool *nulls)
 {
-	if (trigger_event == NULL || command_tag == NULL)
+	if (nulls[DDLN_EV_CLASSID] ||
+		DatumGetObjectId(values[DDLN_EV_CLASSID]) != RelationRelationId)
 		return false;
-	if (strcmp(trigger_event, "table_rewrite") == 0)
+	if (DdlnWalTextIs(values, nulls, DDLN_EV_TRIGGER_EVENT, "table_rewrite"))
 		return true;
-	if (strcmp(trigger_event, "ddl_command_end") != 0)
+	if (!DdlnWalTextIs(values, nulls, DDLN_EV_TRIGGER_EVENT, "ddl_command_end"))
 		return false;
-	return strcmp(command_tag, "CREATE TABLE") == 0 ||
-		strcmp(command_tag, "CREATE TABLE AS") == 0 ||
-		strcmp(command_tag, "SELECT INTO") == 0 ||
-		strcmp(command_tag, "ALTER TABLE") == 0;
+	return DdlnWalTextIs(values, nulls, DDLN_EV_COMMAND_TAG, "CREATE TABLE") ||
+		DdlnWalTextIs(values, nulls, DDLN_EV_COMMAND_TAG, "CREATE TABLE AS") ||
+		DdlnWalTextIs(values, nulls, DDLN_EV_COMMAND_TAG, "SELECT INTO") ||
+		DdlnWalTextIs(values, nulls, DDLN_EV_COMMAND_TAG, "ALTER TABLE");
 }
 
 /* The replica identity's columns: those of the index that serves it. */
@@ -205,6 +265,11 @@ DdlnWalTable(StringInfo buf, Oid relid)
 	char	  **names;
 	int			natts;
 	char		ident;
+	Relation	attrel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	atttup;
+	bool		first = true;
 
 	reltup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(reltup))
@@ -225,35 +290,46 @@ DdlnWalTable(StringInfo buf, Oid relid)
 	escape_json(buf, NameStr(relform->relname));
 	ReleaseSysCache(reltup);
 
-	/* names of the live columns, by attnum, for the identity below */
+	/*
+	 * Its columns (attnum > 0) in one scan of pg_attribute's index, in
+	 * attnum order: the DDL has just invalidated their cache entries, so
+	 * lookups through the cache would each scan anyway, and build entries.
+	 * The names of the live ones are kept by attnum for the identity below.
+	 */
 	names = palloc0(sizeof(char *) * Max(natts, 1));
 	appendStringInfoString(buf, ",\"columns\":[");
-	for (int attnum = 1; attnum <= natts; attnum++)
+	attrel = table_open(AttributeRelationId, AccessShareLock);
+	ScanKeyInit(&keys[0], Anum_pg_attribute_attrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], Anum_pg_attribute_attnum, BTGreaterStrategyNumber,
+				F_INT2GT, Int16GetDatum(0));
+	scan = systable_beginscan(attrel, AttributeRelidNumIndexId, true, NULL, 2, keys);
+	while (HeapTupleIsValid(atttup = systable_getnext(scan)))
 	{
-		HeapTuple	atttup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
-											 Int16GetDatum(attnum));
-		Form_pg_attribute att;
+		Form_pg_attribute att = (Form_pg_attribute) GETSTRUCT(atttup);
+		const char *attname = NameStr(att->attname);
 
-		if (!HeapTupleIsValid(atttup))
+		if (att->attnum > natts)
 			continue;
-		att = (Form_pg_attribute) GETSTRUCT(atttup);
-		if (attnum > 1)
+		if (!first)
 			appendStringInfoChar(buf, ',');
+		first = false;
 		appendStringInfoString(buf, "{\"name\":");
-		escape_json(buf, NameStr(att->attname));
+		DdlnWalString(buf, attname, strlen(attname));
 		appendStringInfoString(buf, ",\"type\":");
 		if (att->attisdropped || !OidIsValid(att->atttypid))
 			appendStringInfoString(buf, "null");
 		else
 		{
 			escape_json(buf, format_type_with_typemod(att->atttypid, att->atttypmod));
-			names[attnum - 1] = pstrdup(NameStr(att->attname));
+			names[att->attnum - 1] = pstrdup(attname);
 		}
 		appendStringInfo(buf, ",\"not_null\":%s,\"position\":%d,\"dropped\":%s}",
-						 att->attnotnull ? "true" : "false", attnum,
+						 att->attnotnull ? "true" : "false", att->attnum,
 						 att->attisdropped ? "true" : "false");
-		ReleaseSysCache(atttup);
 	}
+	systable_endscan(scan);
+	table_close(attrel, AccessShareLock);
 	appendStringInfoString(buf, "],\"replica_identity\":");
 	switch (ident)
 	{
@@ -321,17 +397,14 @@ DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls)
 		if (att->attisdropped)
 			continue;
 		appendStringInfoChar(&buf, ',');
-		escape_json(&buf, NameStr(att->attname));
+		DdlnWalString(&buf, NameStr(att->attname), strlen(NameStr(att->attname)));
 		appendStringInfoChar(&buf, ':');
 		if (nulls[i])
 			appendStringInfoString(&buf, "null");
 		else
 			DdlnWalValue(&buf, att->atttypid, values[i]);
 	}
-	if (!nulls[DDLN_EV_CLASSID] &&
-		DatumGetObjectId(values[DDLN_EV_CLASSID]) == RelationRelationId &&
-		DdlnWalIsTableDdl(DdlnWalText(values, nulls, DDLN_EV_TRIGGER_EVENT),
-						  DdlnWalText(values, nulls, DDLN_EV_COMMAND_TAG)))
+	if (DdlnWalIsTableDdl(values, nulls))
 		DdlnWalTable(&buf, DatumGetObjectId(values[DDLN_EV_OBJID]));
 	appendStringInfoChar(&buf, '}');
 
