@@ -30,9 +30,10 @@
  *	 "table": its columns after the command and its replica identity, read
  *	 from the catalogs as the DDL left them.  A change to the format that a
  *	 consumer could trip on bumps "v".
- * - It runs no SQL, takes no lock on the user's table (syscache and one
- *	 catalog index scan of pg_index only) and builds the text with
- *	 StringInfo and escape_json, once per event.
+ * - It runs no SQL and takes no lock on the user's table: the pg_class
+ *	 cache, and for table DDL one index scan each of pg_attribute and
+ *	 pg_index.  The text is built once per event with StringInfo, strings
+ *	 copied as they are unless escape_json is needed.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
