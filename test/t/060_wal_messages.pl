@@ -17,7 +17,8 @@
 #     the new column come out in that order, across three transactions and
 #     inside one, in both plugins' streams.
 #     Catches: a message that is not transactional (decoded at once, before
-#     the transaction's rows and outside it), or one written at commit.
+#     the transaction's rows and outside it); by construction also one
+#     written at commit (it would follow the last INSERT).
 # G15 (and G1) a rolled-back DDL leaves nothing: ROLLBACK, ROLLBACK TO
 #     SAVEPOINT (the rows around it stay); RELEASE SAVEPOINT keeps it.
 #     Catches: transactional = false in LogLogicalMessage (the rolled-back
@@ -32,9 +33,12 @@
 #     format_type, not null, position, dropped) and the replica identity
 #     with its columns; drops carry the dropped object's identity; other
 #     DDL has no "table".
-#     Catches: a column left out of the JSON or spelled differently from
-#     to_jsonb, the table's columns read before the command (old catalog
-#     state), dropped columns shown as live, a wrong identity.
+#     Catches: a column left out of the JSON (or spelled differently from
+#     to_jsonb), no "table" for table DDL, dropped columns shown as live
+#     (this and the two-phase checks), the primary key and the replica
+#     identity index mixed up.
+# G15 PGC_SUSET: a plain role cannot SET it.
+#     Catches: the setting defined as PGC_USERSET.
 # G15 the switch off in a session (SET) stops the messages there.
 
 use strict;

@@ -21,10 +21,9 @@
 # postgresql-MAJOR-wal2json.
 #
 # Catches: the message made non-transactional (the rolled-back ALTER shows,
-# out of place), the table's columns missing or read before the command,
-# the setting not reaching sessions through ALTER DATABASE ... SET; and
-# ddl_stream.py no longer parsing pgoutput's messages; the wal2json check
-# taken out of deps.sh.
+# out of place), the table's columns missing or its replica identity wrong,
+# ddl_stream.py no longer handling pgoutput's 'M' messages, the wal2json
+# check taken out of deps.sh.
 
 use strict;
 use warnings FATAL => 'all';
