@@ -24,6 +24,9 @@
  *	 event trigger functions (pg_event_trigger_ddl_commands() and friends)
  *	 are called directly through fmgr, as the executor calls a function in
  *	 FROM: capture runs no SQL at all.
+ * - With ddl_notify.wal_messages on, each row is also handed to walmsg.c
+ *	 right after its insert, which writes it to the WAL as a transactional
+ *	 logical decoding message (G15); off, that costs one boolean test.
  * - Before it commits, a transaction that recorded events writes its position
  *	 in commit order (DdlnRecordCommitPosition), which orders delivery (G5).
  * - Events caused by a subscriber's handler carry that subscriber's name in
@@ -337,6 +340,9 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	tup = heap_form_tuple(RelationGetDescr(call->rel), values, nulls);
 	CatalogTupleInsertWithInfo(call->rel, tup, call->indstate);
 	heap_freetuple(tup);
+	/* the same event in the WAL stream, for CDC consumers (walmsg.c) */
+	if (ddln_wal_messages)
+		DdlnWalMessage(RelationGetDescr(call->rel), values, nulls);
 
 	ddln_xact_recorded = true;
 }

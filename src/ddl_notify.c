@@ -57,6 +57,7 @@ int			ddln_handler_timeout = 300000;
 int			ddln_max_workers = 8;
 int			ddln_poll_interval = 5000;
 int			ddln_stream_interval = 2;
+bool		ddln_wal_messages = false;
 
 /* the statement being executed, for capture.c */
 static const char *ddln_stmt_string = NULL;
@@ -126,6 +127,12 @@ _PG_init(void)
 							"A commit after a quiet interval is delivered at once; under a stream, commits gather for up to this long. Zero starts a round for each wake-up.",
 							&ddln_stream_interval, 2, 0, 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("ddl_notify.wal_messages",
+							 "Also writes each recorded event to the WAL as a transactional logical decoding message with prefix \"ddl_notify\".",
+							 "Change-data-capture consumers of logical decoding (pgoutput with messages, test_decoding, wal2json) then see the DDL among the row changes. Needs wal_level = logical.",
+							 &ddln_wal_messages, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("ddl_notify");
 

@@ -14,6 +14,8 @@
  *					CALL ddl_notify.deliver() and the background worker
  *	  worker.c		launcher and per-database workers; they schedule, the
  *					engine delivers
+ *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
+ *					capture also as a logical decoding message (CDC)
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -23,6 +25,7 @@
 #define DDL_NOTIFY_H
 
 #include "access/transam.h"
+#include "access/tupdesc.h"
 #include "nodes/nodes.h"
 #include "utils/timestamp.h"
 #include "storage/latch.h"
@@ -57,6 +60,7 @@ extern int	ddln_handler_timeout;
 extern int	ddln_max_workers;
 extern int	ddln_poll_interval;
 extern int	ddln_stream_interval;
+extern bool ddln_wal_messages;
 
 /* ddl_notify.c */
 typedef struct DdlnSafeState
@@ -77,6 +81,11 @@ extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
 extern char *DdlnRedactSecrets(const char *query);
 extern void DdlnRecordCommitPosition(void);
+
+/* walmsg.c: events as logical decoding messages (G15) */
+#define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
+#define DDLN_WAL_MESSAGE_VERSION	1	/* "v" of the JSON content */
+extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */

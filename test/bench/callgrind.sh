@@ -19,6 +19,11 @@
 # - the worker of one database while a session runs CG_N2 such
 #   transactions there (a delivery round per DDL commit): Ir of its rounds
 #   (DdlnDeliverRound) per transaction.
+# - CDC (run 4, the cluster restarted with wal_level = logical): Ir per
+#   transaction of the same workload with no event trigger, with ddl_notify
+#   and ddl_notify.wal_messages off, and with it on (database ddlnw: ALTER
+#   DATABASE ... SET ddl_notify.wal_messages = on), side by side, and what
+#   the messages add per event.
 # - profiles: the top functions, by exclusive Ir, inside ddl_notify's entry
 #   points only (valgrind --collect-atstart=no --toggle-collect=...):
 #   capture_ddl_command_end, capture_sql_drop, capture_table_rewrite and the
@@ -65,12 +70,14 @@ fsync = off
 synchronous_commit = off"
 
 # --- setup, with a normal server -------------------------------------------
-for db in none ddln diy diyd drain0 drain1 drain2 wk; do
+for db in none ddln ddlnw diy diyd drain0 drain1 drain2 wk; do
 	q C postgres "CREATE DATABASE $db"
 done
 # (quiet: CREATE EXTENSION warns that delivery is manual here)
 psql_c C ddln -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
 psql_c C wk -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
+psql_c C ddlnw -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
+q C ddlnw "ALTER DATABASE ddlnw SET ddl_notify.wal_messages = on" >/dev/null
 q_file C diy "$FILES/sql/capture_diy.sql" >/dev/null
 q_file C diyd "$FILES/sql/capture_diy.sql" >/dev/null
 q_file C diyd "$FILES/sql/capture_diy_drop.sql" >/dev/null
@@ -185,6 +192,27 @@ done
 printf '\n== delivery: CALL ddl_notify.deliver(), 4 no-op subscribers, backlog %d events\n' "$EVENTS"
 awk -v a="$(ir_total "$D0")" -v b="$(ir_total "$D1")" -v n="$((4 * EVENTS))" 'BEGIN {
 	printf "   empty round %.0f Ir; with the backlog %.0f Ir: %.0f Ir per delivery\n", a, b, (b - a) / n }'
+
+# Run 4: as a CDC set-up runs, wal_level = logical (which makes every
+# catalog change log more, with or without ddl_notify): the capture with
+# ddl_notify.wal_messages off and on.
+printf '\n== run 4: wal_level = logical; ddl_notify.wal_messages off (ddln) and on (ddlnw)\n'
+vg_start --collect-atstart=yes -- -c wal_level=logical
+declare -A G1=() G2=() GIR=()
+for db in none ddln ddlnw; do
+	G1[$db]=$(session "$db" "$BENCH_TMP/ddl.$N1.sql")
+	G2[$db]=$(session "$db" "$BENCH_TMP/ddl.$N2.sql")
+done
+vg_stop
+for db in none ddln ddlnw; do
+	GIR[$db]=$(awk -v a="$(ir_total "${G1[$db]}")" -v b="$(ir_total "${G2[$db]}")" -v n="$((N2 - N1))" 'BEGIN { printf "%.0f", (b - a) / n }')
+done
+awk -v none="${GIR[none]}" -v off="${GIR[ddln]}" -v on="${GIR[ddlnw]}" -v rows="${ROWS[ddln]}" 'BEGIN {
+	printf "   none            %12.0f Ir/txn\n", none
+	printf "   ddl_notify, off %12.0f Ir/txn  %+11.0f vs none (%+5.1f%%)\n", off, off - none, (off - none) * 100 / none
+	printf "   ddl_notify, on  %12.0f Ir/txn  %+11.0f vs none (%+5.1f%%)\n", on, on - none, (on - none) * 100 / none
+	printf "   on - off        %+12.0f Ir/txn  (%+5.1f%% of the DDL without capture, %+5.1f%% of the capture off), %4.1f messages/txn, %+7.0f Ir per message\n",
+		on - off, (on - off) * 100 / none, (on - off) * 100 / (off - none), rows, (on - off) / rows }'
 
 printf '\n== run 2: only inside ddl_notify entry points\n'
 vg_start --collect-atstart=no --toggle-collect=capture_ddl_command_end --toggle-collect=capture_sql_drop \

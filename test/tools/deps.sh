@@ -7,7 +7,12 @@
 # pg_isolation_regress and PostgreSQL::Test::Cluster (postgresql-client-MAJOR
 # ships these on Debian 12, postgresql-server-dev-MAJOR elsewhere, so a
 # missing one asks for the latter, which depends on the former), prove and
-# Test::More (perl), IPC::Run (libipc-run-perl), runuser (util-linux).
+# Test::More (perl), IPC::Run (libipc-run-perl), runuser (util-linux); for
+# the CDC tests (test/t/061_cdc_consumers.pl): wal2json.so in $PG_CONFIG
+# --pkglibdir (postgresql-MAJOR-wal2json), pg_recvlogical in its --bindir
+# (postgresql-client-MAJOR), and psycopg2 importable by /usr/bin/python3
+# (python3-psycopg2; Debian's package serves the system python, not one a
+# user put first on PATH).
 #
 # Usage: deps.sh           check, and install what is missing (as root)
 #        deps.sh --check   check only: print what is missing and the packages
@@ -53,7 +58,7 @@ check()
 {
 	PKGS=()
 	WHY=()
-	local dev=postgresql-server-dev-$PG_MAJOR pgxs pkglib incdir h
+	local dev=postgresql-server-dev-$PG_MAJOR pgxs pkglib incdir bindir h
 
 	[[ -x /usr/lib/postgresql/$PG_MAJOR/bin/postgres ]] ||
 		need "postgresql-$PG_MAJOR" "the PostgreSQL $PG_MAJOR server"
@@ -79,11 +84,18 @@ check()
 			need "$dev" "pg_isolation_regress"
 		[[ -f $pkglib/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm ]] ||
 			need "$dev" "PostgreSQL::Test::Cluster"
+		[[ -n $pkglib && -f $pkglib/wal2json.so ]] ||
+			need "postgresql-$PG_MAJOR-wal2json" "wal2json (${pkglib:-pg_config --pkglibdir}/wal2json.so)"
+		bindir=$("$PG_CONFIG" --bindir 2>/dev/null || true)
+		[[ -n $bindir && -x $bindir/pg_recvlogical ]] ||
+			need "postgresql-client-$PG_MAJOR" "pg_recvlogical (${bindir:-pg_config --bindir}/pg_recvlogical)"
 	fi
 	command -v prove >/dev/null 2>&1 || need perl "prove"
 	perl -MTest::More -e 1 >/dev/null 2>&1 || need perl "perl's Test::More"
 	perl -MIPC::Run -e 1 >/dev/null 2>&1 || need libipc-run-perl "perl's IPC::Run"
 	command -v runuser >/dev/null 2>&1 || need util-linux "runuser"
+	/usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 ||
+		need python3-psycopg2 "psycopg2 for /usr/bin/python3"
 }
 
 # need PACKAGE WHAT: record WHAT as missing, fixed by installing PACKAGE.
