@@ -9,12 +9,14 @@
 #   make test               every suite: pg_regress, isolation, TAP; last line
 #                           "N passed, M failed"
 #   make bench              benchmarks; they print figures and never fail
+#   make test-pg-regress    PostgreSQL's own regression suite with and without
+#                           ddl_notify, compared (test/pgregress/run.sh)
 
 EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
-OBJS		= src/ddl_notify.o src/capture.o src/deliver.o src/subscriber.o src/worker.o
+OBJS		= src/ddl_notify.o src/capture.o src/counter.o src/deliver.o src/subscriber.o src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(wildcard sql/$(EXTENSION)--*.sql)
@@ -49,7 +51,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 		{ echo "$(EXTENSION).control: default_version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench
+.PHONY: deps demo test bench test-pg-regress
 deps:
 	@bash test/tools/deps.sh
 
@@ -64,3 +66,7 @@ test: deps
 bench: deps
 	@bash test/tools/build.sh
 	@bash test/bench/run.sh
+
+test-pg-regress: deps
+	@WERROR=1 bash test/tools/build.sh
+	@bash test/pgregress/run.sh

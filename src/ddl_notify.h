@@ -7,6 +7,8 @@
  *	  ddl_notify.c	_PG_init, settings, shared memory, transaction callbacks,
  *					the utility hook
  *	  capture.c		the event trigger functions (write ddl_notify.event)
+ *	  counter.c		event ids and commit positions from the extension's
+ *					sequences, without nextval() (no lastval() sees them)
  *	  subscriber.c	the SQL API: subscribe, unsubscribe, skip, and the
  *					subscription-point protocol
  *	  deliver.c		the delivery engine, the only code that calls handlers,
@@ -78,6 +80,10 @@ extern const char *ddln_current_origin;	/* subscriber whose handler runs */
 extern char *DdlnRedactSecrets(const char *query);
 extern void DdlnRecordCommitPosition(void);
 
+/* counter.c */
+extern int64 DdlnCounterNext(Oid seqrelid);
+extern int64 DdlnCounterNextNamed(const char *seqname);
+
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
 extern void DdlnFixSubscriptionPoint(void);
@@ -129,6 +135,9 @@ typedef struct DdlnRelids
 } DdlnRelids;
 
 extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
+
+/* capture.c: a transaction's commit position, drawn now */
+extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid);
 
 /* worker.c */
 extern void DdlnWorkerShmemRequest(void);
