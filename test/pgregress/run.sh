@@ -124,7 +124,7 @@ fetch_source()
 		sort -u | sort -r -V)
 	[[ -n $versions ]] || die "no deb-src entry of this machine has $pkg"
 	# the installed version first, then the others of its major version
-	for v in ${installed:+$installed} $versions; do
+	for v in $(printf '%s\n' ${installed:+"$installed"} $versions | awk '!seen[$0]++'); do
 		[[ $v == "$PG_MAJOR".* ]] || continue
 		if [[ -f $CACHE/src/$pkg-$v/.complete ]]; then
 			SRC=$CACHE/src/$pkg-$v
@@ -142,6 +142,8 @@ fetch_source()
 			touch "$CACHE/src/$pkg-$v/.complete"
 			SRC=$CACHE/src/$pkg-$v
 			SRC_VERSION=$v
+			# remember the choice, so that later runs need no apt at all
+			[[ -z $installed ]] || echo "$v" >"$CACHE/src/chosen-for-$installed"
 			return 0
 		fi
 		echo "   ($pkg $v could not be downloaded; trying an older one)"
@@ -149,15 +151,18 @@ fetch_source()
 	die "could not download any source of $pkg $PG_MAJOR.x"
 }
 
-# The installed source of this version, or fetch it.
+# The cached source chosen for the installed version, or fetch it.
 find_source()
 {
-	local pkg=postgresql-$PG_MAJOR installed
+	local pkg=postgresql-$PG_MAJOR installed chosen
 	installed=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
-	if [[ -n $installed && -f $CACHE/src/$pkg-$installed/.complete ]]; then
-		SRC=$CACHE/src/$pkg-$installed
-		SRC_VERSION=$installed
-		return 0
+	if [[ -n $installed && -f $CACHE/src/chosen-for-$installed ]]; then
+		chosen=$(cat "$CACHE/src/chosen-for-$installed")
+		if [[ -f $CACHE/src/$pkg-$chosen/.complete ]]; then
+			SRC=$CACHE/src/$pkg-$chosen
+			SRC_VERSION=$chosen
+			return 0
+		fi
 	fi
 	fetch_source
 }
