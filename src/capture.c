@@ -212,6 +212,7 @@ void
 DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid)
 {
 	Relation	rel;
+	CatalogIndexState indstate;
 	Datum		values[DDLN_CO_NATTS];
 	bool		nulls[DDLN_CO_NATTS] = {false, false};
 	HeapTuple	tup;
@@ -220,12 +221,9 @@ DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid)
 	values[DDLN_CO_POS] = Int64GetDatum(DdlnCounterNext(relids->commit_order_seq));
 	rel = table_open(relids->commit_order, RowExclusiveLock);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-	{
-		CatalogIndexState indstate = CatalogOpenIndexes(rel);
-
-		DdlnInsertUnpublished(rel, indstate, tup);
-		CatalogCloseIndexes(indstate);
-	}
+	indstate = CatalogOpenIndexes(rel);
+	DdlnInsertUnpublished(rel, indstate, tup);
+	CatalogCloseIndexes(indstate);
 	heap_freetuple(tup);
 	table_close(rel, RowExclusiveLock);
 }
