@@ -15,7 +15,9 @@
 #    (dpkg-source) is installed if missing, as root; otherwise the script says
 #    what to install and stops.
 # 2. regress.so, the suite's C helper functions, built from that source's
-#    src/test/regress/regress.c with PGXS against the installed server.
+#    src/test/regress/regress.c with PGXS against the installed server, and
+#    refint.so and autoinc.so from its contrib/spi (the triggers test loads
+#    them from the same directory, as upstream's makefile arranges).
 #    Source and build stay in the cache directory (gitignored) between runs.
 # 3. Two runs of parallel_schedule with pg_regress, each in a temporary
 #    instance of its own, as the postgres OS user (initdb refuses root):
@@ -175,17 +177,18 @@ build_regress_so()
 {
 	local dir=$CACHE/build/$SRC_VERSION
 	mkdir -p "$dir"
-	cp -p "$SRC/src/test/regress/regress.c" "$dir/regress.c"
+	cp -p "$SRC/src/test/regress/regress.c" "$SRC/contrib/spi/refint.c" "$SRC/contrib/spi/autoinc.c" "$dir/"
 	cat >"$dir/Makefile" <<'EOF'
-# regress.so of PostgreSQL's regression suite, built with PGXS
-MODULES = regress
+# The C modules PostgreSQL's regression suite loads (src/test/regress/
+# GNUmakefile builds the same three), built with PGXS
+MODULES = regress refint autoinc
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 EOF
-	say "building regress.so from $SRC_VERSION with PGXS"
+	say "building regress.so, refint.so and autoinc.so from $SRC_VERSION with PGXS"
 	make -s -C "$dir" PG_CONFIG="$PG_CONFIG" </dev/null >"$dir/build.log" 2>&1 ||
 		{ cat "$dir/build.log"; die "building regress.so failed"; }
-	REGRESS_SO=$dir/regress.so
+	REGRESS_SO=("$dir/regress.so" "$dir/refint.so" "$dir/autoinc.so")
 }
 
 # ---------------------------------------------------------------------------
@@ -200,7 +203,7 @@ prepare_work()
 	cp -R "$rsrc/sql" "$rsrc/expected" "$rsrc/data" "$rsrc/parallel_schedule" "$rsrc/resultmap" "$WORK/input/"
 	cp "$HERE/ddl_notify_setup.sql" "$HERE/ddl_notify_check.sql" "$WORK/input/sql/"
 	cp "$HERE/expected/ddl_notify_setup.out" "$HERE/expected/ddl_notify_check.out" "$WORK/input/expected/"
-	cp "$REGRESS_SO" "$WORK/lib/"
+	cp "${REGRESS_SO[@]}" "$WORK/lib/"
 	{
 		echo "test: ddl_notify_setup"
 		grep -v '^ddl_notify' "$WORK/input/parallel_schedule"
