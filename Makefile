@@ -12,13 +12,15 @@
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one
+#   make test-pg-regress    PostgreSQL's own regression suite with and without
+#                           ddl_notify, compared (test/pgregress/run.sh)
 
 EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
-OBJS		= src/ddl_notify.o src/capture.o src/deliver.o src/subscriber.o src/worker.o \
-		  src/walmsg.o
+OBJS		= src/ddl_notify.o src/capture.o src/counter.o src/deliver.o src/subscriber.o \
+		  src/walmsg.o src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(wildcard sql/$(EXTENSION)--*.sql)
@@ -53,7 +55,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 		{ echo "$(EXTENSION).control: default_version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench mutate
+.PHONY: deps demo test bench mutate test-pg-regress
 deps:
 	@bash test/tools/deps.sh
 
@@ -72,3 +74,6 @@ bench: deps
 mutate: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/tools/mutate.sh $(if $(MUTATION),test/mutations/$(MUTATION).patch,--all)
+test-pg-regress: deps
+	@WERROR=1 bash test/tools/build.sh
+	@bash test/pgregress/run.sh

@@ -76,12 +76,20 @@ CREATE TABLE ddl_notify.commit_order (
 -- its LIMIT instead of sorting all of them.  A transaction whose last event
 -- is gone leaves commit_order by the position the walk read: pos is the only
 -- index, so a DDL commit writes one index entry for it.
-CREATE INDEX commit_order_pos ON ddl_notify.commit_order (pos);
+CREATE UNIQUE INDEX commit_order_pos ON ddl_notify.commit_order (pos);
 -- event_xid is the event table's only index: every event is looked up by
 -- (xid, id), exactly, and each index costs the DDL one more index insert
 -- per recorded object.  (No primary key: ids come from the identity
 -- sequence; a lookup by id alone, skip(), scans the queue.)
-CREATE INDEX event_xid ON ddl_notify.event (xid, id);
+CREATE UNIQUE INDEX event_xid ON ddl_notify.event (xid, id);
+-- Both indexes are unique (positions and ids come from sequences) so that
+-- they can be the tables' replica identity: with a publication FOR ALL
+-- TABLES, PostgreSQL refuses UPDATE and DELETE on a table without one, and
+-- the engine updates and deletes these rows.  (Capture's inserts are hidden
+-- from logical decoding; the engine's updates and deletes carry only these
+-- keys.  See README, "Logical replication and publications".)
+ALTER TABLE ddl_notify.event REPLICA IDENTITY USING INDEX event_xid;
+ALTER TABLE ddl_notify.commit_order REPLICA IDENTITY USING INDEX commit_order_pos;
 
 COMMENT ON TABLE ddl_notify.commit_order IS
 	'position of each event-recording transaction in commit order; written only by ddl_notify';

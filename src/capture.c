@@ -20,6 +20,8 @@
  *	 ddl_notify.capture_temp is on.
  * - Rows are formed in C and written with a plain heap and index insert (as
  *	 PostgreSQL writes its catalogs): no executor, no SQL, no search_path.
+ *	 The heap inserts are flagged HEAP_INSERT_NO_LOGICAL: logical decoding
+ *	 (publications, CDC tools) never sees these rows (G0).
  *	 Capture runs as the DDL's author; role_name records who that was.  The
  *	 event trigger functions (pg_event_trigger_ddl_commands() and friends)
  *	 are called directly through fmgr, as the executor calls a function in
@@ -29,6 +31,9 @@
  *	 logical decoding message (G15); off, that costs one boolean test.
  * - Before it commits, a transaction that recorded events writes its position
  *	 in commit order (DdlnRecordCommitPosition), which orders delivery (G5).
+ * - Event ids and commit positions come from the extension's sequences
+ *	 through counter.c, never nextval(): the user's lastval() must not see
+ *	 them (G0).
  * - Events caused by a subscriber's handler carry that subscriber's name in
  *	 "origin" (G12); deliver.c sets ddln_current_origin around handler calls.
  *
@@ -42,6 +47,7 @@
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
@@ -50,7 +56,7 @@
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_language.h"
-#include "catalog/pg_largeobject_metadata.h"
+#include "catalog/pg_largeobject.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_policy.h"
 #include "catalog/pg_proc.h"
@@ -58,7 +64,6 @@
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
-#include "commands/sequence.h"
 #include "common/keywords.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
@@ -143,6 +148,49 @@ DdlnIsTempSchema(const char *schema_name)
 }
 
 /*
+ * Insert a row of one of the extension's tables (event, commit_order) and
+ * its index entries, as CatalogTupleInsertWithInfo() does, but flagged
+ * HEAP_INSERT_NO_LOGICAL: logical decoding skips the insert, so the
+ * extension's bookkeeping rows do not reach a publication's subscribers or a
+ * CDC tool (G0).  The WAL record is otherwise the same: crash recovery and
+ * streaming standbys replay it as any insert.  A TOASTed value is written
+ * with the same flag.
+ */
+static void
+DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup)
+{
+	TupleTableSlot *slot;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	heap_insert(rel, tup, GetCurrentCommandId(true), HEAP_INSERT_NO_LOGICAL, NULL);
+	if (indstate->ri_NumIndices == 0)
+		return;
+	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
+	ExecStoreHeapTuple(tup, slot, false);
+	for (int i = 0; i < indstate->ri_NumIndices; i++)
+	{
+		Relation	index = indstate->ri_IndexRelationDescs[i];
+		IndexInfo  *info = indstate->ri_IndexRelationInfo[i];
+
+		if (!info->ii_ReadyForInserts)
+			continue;
+		/* the extension's indexes are plain columns, neither partial nor expressions */
+		if (info->ii_Expressions != NIL || info->ii_Predicate != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("index \"%s\" of ddl_notify has expressions or a predicate",
+							RelationGetRelationName(index)),
+					 errhint("Do not alter the extension's tables; ALTER EXTENSION ddl_notify UPDATE brings them in line.")));
+		FormIndexDatum(info, slot, NULL, values, isnull);
+		index_insert(index, values, isnull, &tup->t_self, rel,
+					 index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+					 false, info);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
  * PRE_COMMIT (or PRE_PREPARE) of a transaction that recorded events: write
  * its position in commit order, drawn from its sequence now, into
  * ddl_notify.commit_order: one small row per DDL transaction, written like
@@ -152,19 +200,33 @@ void
 DdlnRecordCommitPosition(void)
 {
 	const DdlnRelids *relids = DdlnGetRelids(true);
+
+	if (relids == NULL)
+		return;					/* the extension went away in this transaction */
+	DdlnInsertCommitPosition(relids, GetTopFullTransactionId());
+}
+
+/*
+ * Write transaction "xid"'s position in commit order, drawn now from
+ * commit_order_pos_seq (by counter.c, so that no session's lastval() sees
+ * it).
+ */
+void
+DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid)
+{
 	Relation	rel;
+	CatalogIndexState indstate;
 	Datum		values[DDLN_CO_NATTS];
 	bool		nulls[DDLN_CO_NATTS] = {false, false};
 	HeapTuple	tup;
 
-	if (relids == NULL)
-		return;					/* the extension went away in this transaction */
-
-	values[DDLN_CO_XID] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-	values[DDLN_CO_POS] = Int64GetDatum(nextval_internal(relids->commit_order_seq, false));
+	values[DDLN_CO_XID] = FullTransactionIdGetDatum(xid);
+	values[DDLN_CO_POS] = Int64GetDatum(DdlnCounterNext(relids->commit_order_seq));
 	rel = table_open(relids->commit_order, RowExclusiveLock);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-	CatalogTupleInsert(rel, tup);
+	indstate = CatalogOpenIndexes(rel);
+	DdlnInsertUnpublished(rel, indstate, tup);
+	CatalogCloseIndexes(indstate);
 	heap_freetuple(tup);
 	table_close(rel, RowExclusiveLock);
 }
@@ -316,7 +378,7 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 		DdlnOpenEventTable(call);
 
 	memset(nulls, false, sizeof(nulls));
-	values[DDLN_EV_ID] = Int64GetDatum(nextval_internal(call->seqid, false));
+	values[DDLN_EV_ID] = Int64GetDatum(DdlnCounterNext(call->seqid));
 	values[DDLN_EV_XID] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	values[DDLN_EV_OCCURRED_AT] = TimestampTzGetDatum(GetCurrentStatementStartTimestamp());
 	DDLN_TEXT(DDLN_EV_TRIGGER_EVENT, row->trigger_event);
@@ -338,7 +400,7 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 #undef DDLN_TEXT
 
 	tup = heap_form_tuple(RelationGetDescr(call->rel), values, nulls);
-	CatalogTupleInsertWithInfo(call->rel, tup, call->indstate);
+	DdlnInsertUnpublished(call->rel, call->indstate, tup);
 	heap_freetuple(tup);
 	/* the same event in the WAL stream, for CDC consumers (walmsg.c) */
 	if (ddln_wal_messages)
@@ -696,7 +758,13 @@ DdlnGrantClassId(ObjectType objtype)
 		case OBJECT_LANGUAGE:
 			return LanguageRelationId;
 		case OBJECT_LARGEOBJECT:
-			return LargeObjectMetadataRelationId;
+
+			/*
+			 * PostgreSQL's object addresses name a large object by
+			 * pg_largeobject, not by pg_largeobject_metadata where its row
+			 * lives (getObjectDescription() and friends know no other).
+			 */
+			return LargeObjectRelationId;
 		default:
 			/* databases, tablespaces, parameters: shared objects */
 			return InvalidOid;
@@ -816,7 +884,8 @@ DdlnRecordGrant(DdlnCaptureCall *call, const char *tag, CollectedCommand *cmd,
 		row.command_tag = tag;
 		row.object_type = getObjectTypeDescription(&addr, true);
 		row.object_identity = getObjectIdentity(&addr, true);
-		nspid = get_object_namespace(&addr);
+		/* a large object has no schema (nor an entry get_object_namespace knows) */
+		nspid = is_objectclass_supported(addr.classId) ? get_object_namespace(&addr) : InvalidOid;
 		row.schema_name = OidIsValid(nspid) ? get_namespace_name_or_temp(nspid) : NULL;
 		row.classid = addr.classId;
 		row.objid = addr.objectId;

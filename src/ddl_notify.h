@@ -7,6 +7,8 @@
  *	  ddl_notify.c	_PG_init, settings, shared memory, transaction callbacks,
  *					the utility hook
  *	  capture.c		the event trigger functions (write ddl_notify.event)
+ *	  counter.c		event ids and commit positions from the extension's
+ *					sequences, without nextval() (no lastval() sees them)
  *	  subscriber.c	the SQL API: subscribe, unsubscribe, skip, and the
  *					subscription-point protocol
  *	  deliver.c		the delivery engine, the only code that calls handlers,
@@ -86,6 +88,9 @@ extern void DdlnRecordCommitPosition(void);
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
 #define DDLN_WAL_MESSAGE_VERSION	1	/* "v" of the JSON content */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
+/* counter.c */
+extern int64 DdlnCounterNext(Oid seqrelid);
+extern int64 DdlnCounterNextNamed(const char *seqname);
 
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
@@ -138,6 +143,9 @@ typedef struct DdlnRelids
 } DdlnRelids;
 
 extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
+
+/* capture.c: a transaction's commit position, drawn now */
+extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid);
 
 /* worker.c */
 extern void DdlnWorkerShmemRequest(void);

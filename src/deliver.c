@@ -125,7 +125,7 @@ typedef struct DdlnQuery
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[6];
+	Oid			argtypes[7];
 	SPIPlanPtr	plan;
 } DdlnQuery;
 
@@ -215,14 +215,14 @@ static DdlnQuery q_purge = {
 /*
  * Every transaction that recorded events writes its commit position, in the
  * same transaction; a transaction without one would never be read.  The
- * sweep makes sure of it anyway.
+ * sweep makes sure of it anyway: it gives each transaction this finds a
+ * position, drawn as capture draws them (counter.c, not nextval(), so that
+ * a CALL ddl_notify.deliver() leaves the caller's lastval() alone).
  */
 static DdlnQuery q_heal_order = {
-	"INSERT INTO ddl_notify.commit_order (xid, pos) "
-	"SELECT e.xid, pg_catalog.nextval('ddl_notify.commit_order_pos_seq'::pg_catalog.regclass) "
-	"FROM (SELECT DISTINCT e.xid FROM ddl_notify.event e "
-	"      WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.commit_order o "
-	"                        WHERE o.xid OPERATOR(pg_catalog.=) e.xid)) e",
+	"SELECT DISTINCT e.xid FROM ddl_notify.event e "
+	"WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.commit_order o "
+	"                  WHERE o.xid OPERATOR(pg_catalog.=) e.xid)",
 	0, {0}
 };
 
@@ -261,10 +261,11 @@ static DdlnQuery q_backoff = {
 };
 
 static DdlnQuery q_dead_letter = {
-	"INSERT INTO ddl_notify.dead_letter (subscriber, event_id, event, attempts, error, sqlstate) "
-	"SELECT $1, e.id, pg_catalog.to_jsonb(e), $3, $4, $5 FROM ddl_notify.event e "
+	"INSERT INTO ddl_notify.dead_letter (subscriber, event_id, event, attempts, error, sqlstate, id) "
+	"OVERRIDING SYSTEM VALUE "
+	"SELECT $1, e.id, pg_catalog.to_jsonb(e), $3, $4, $5, $7 FROM ddl_notify.event e "
 	"WHERE e.id = $2 AND e.xid = $6",
-	6, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, XID8OID}
+	7, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, XID8OID, INT8OID}
 };
 
 static DdlnQuery q_after_dead_letter = {
@@ -771,6 +772,26 @@ DdlnPurge(void)
 	DdlnRun(&q_purge, NULL, NULL, false, 0);
 	DdlnRun(&q_purge_order, NULL, NULL, false, 0);
 	DdlnRun(&q_heal_order, NULL, NULL, false, 0);
+	if (SPI_processed > 0)
+	{
+		const DdlnRelids *relids = DdlnGetRelids(false);
+		uint64		n = SPI_processed;
+		FullTransactionId *xids = palloc(sizeof(FullTransactionId) * n);
+
+		for (uint64 i = 0; i < n; i++)
+		{
+			bool		isnull;
+
+			xids[i] = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
+															  SPI_tuptable->tupdesc, 1, &isnull));
+		}
+		SPI_freetuptable(SPI_tuptable);
+		for (uint64 i = 0; i < n; i++)
+			DdlnInsertCommitPosition(relids, xids[i]);
+		pfree(xids);
+	}
+	else
+		SPI_freetuptable(SPI_tuptable);
 }
 
 static void
@@ -1049,8 +1070,8 @@ static bool
 DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *edata,
 				  DdlnRoundResult *result)
 {
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	bool		isnull;
 	int32		attempts;
 	const char *message = edata->message ? edata->message : "unknown error";
@@ -1087,6 +1108,8 @@ DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *eda
 		values[3] = CStringGetTextDatum(text.data);
 		values[4] = CStringGetTextDatum(sqlstate);
 		values[5] = FullTransactionIdGetDatum(event->xid);
+		/* drawn by counter.c: the identity's nextval() would be a CALL deliver() caller's lastval() */
+		values[6] = Int64GetDatum(DdlnCounterNextNamed("dead_letter_id_seq"));
 		DdlnRun(&q_dead_letter, values, nulls, false, 0);
 		DdlnMarkHandled(sub->name, sub->slot, event, 1);
 		values[0] = Int32GetDatum(sub->id);

@@ -380,11 +380,11 @@ subscribe(PG_FUNCTION_ARGS)
 	Oid			caller = GetUserId();
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	Oid			handler;
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[12];
+	char		nulls[12];
 	bool		isnull;
-	Oid			argtypes[11] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
-		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID};
+	Oid			argtypes[12] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
+		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID, INT4OID};
 	int32		id;
 	int32		slot;
 	bool		slot_null;
@@ -459,11 +459,15 @@ subscribe(PG_FUNCTION_ARGS)
 	values[9] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
 	values[10] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 
+	/* the id is drawn by counter.c: the identity's nextval() would be the caller's lastval() */
+	values[11] = Int32GetDatum((int32) DdlnCounterNextNamed("subscriber_id_seq"));
+
 	DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler, owner, command_tags, "
-				"object_types, schemas, max_attempts, echo, start_snapshot, start_xid) "
+				"object_types, schemas, max_attempts, echo, start_snapshot, start_xid, id) "
+				"OVERRIDING SYSTEM VALUE "
 				"VALUES ($1, $2, $3::pg_catalog.regprocedure, $4, $5, $6, $7, $8, $9, "
-				"$10::pg_catalog.pg_snapshot, $11) RETURNING id",
-				11, argtypes, values, nulls);
+				"$10::pg_catalog.pg_snapshot, $11, $12) RETURNING id",
+				12, argtypes, values, nulls);
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
 

@@ -333,7 +333,8 @@ outer_main()
 
 	mkdir -p "$WORK/src" "$OUT" "$WORK/inst" "$WORK/tmp"
 	tar -C "$REPO" --exclude=./.git --exclude=./test/results --exclude='./tmp_check*' \
-		--exclude=./results --exclude=./output_iso --exclude=./log -cf - . |
+		--exclude=./results --exclude=./output_iso --exclude=./log \
+		--exclude=./test/pgregress/cache -cf - . |
 		tar -C "$WORK/src" -xf -
 	: >"$WORK/counts"
 	if is_root; then

@@ -1,0 +1,217 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter.c
+ *	  Durable counters for event ids and commit positions, drawn from the
+ *	  extension's own sequences without touching the session's lastval().
+ *
+ * PostgreSQL's nextval_internal() always makes the sequence it advanced the
+ * session's "last used" one, which lastval() then reports (and checks the
+ * caller's rights on).  Capture draws numbers inside the user's own
+ * transaction, so with nextval_internal() a user's lastval() after any DDL
+ * returned an event id, or failed with "permission denied" (G0).  That
+ * state cannot be saved and restored from outside sequence.c, so the numbers
+ * are drawn here instead, from the same sequence relations, in the same
+ * on-disk and WAL format:
+ *
+ * Rules kept here:
+ * - Only ddl_notify's own sequences: ascending, INCREMENT 1, NO CYCLE (the
+ *	 install script creates them so; anything else is refused with an
+ *	 error).  MAXVALUE is honoured as nextval() does.  The sequence's CACHE
+ *	 is ignored: no number is kept in backend memory, every call reads and
+ *	 advances the page.
+ * - Durable and monotonic, as nextval(): a number is handed out only once
+ *	 the page says so, and the WAL record (XLOG_SEQ_LOG, replayed by
+ *	 PostgreSQL's own seq_redo) always states a value at least as high as
+ *	 every number handed out.  It logs DDLN_COUNTER_LOG_AHEAD numbers ahead
+ *	 and logs again when those are used up or when the page was last logged
+ *	 before the latest checkpoint's redo pointer.  After a crash, a restart or
+ *	 the promotion of a standby the counter resumes past every number handed
+ *	 out (skipping up to DDLN_COUNTER_LOG_AHEAD unused ones), never below.
+ *	 A transaction that used a number commits after the WAL record that
+ *	 covers it, so its commit flushes that record too.
+ * - Not transactional, as nextval(): a rolled-back caller's numbers are
+ *	 gone.  The sequence is locked RowExclusiveLock only while the number is
+ *	 drawn (nextval() keeps that lock to the end of the transaction, where a
+ *	 query listing the transaction's locks would see it: G0); the buffer's
+ *	 exclusive lock orders concurrent callers.  ALTER SEQUENCE on the
+ *	 extension's sequences is not supported.
+ * - Callers: capture (event ids) and the commit-position writers (capture at
+ *	 PRE_COMMIT, the engine's sweep), subscribe() (subscriber.id) and the
+ *	 engine's dead letters (dead_letter.id), always in a read-write
+ *	 transaction that writes rows of its own.  The identity columns of the
+ *	 extension's tables are therefore filled explicitly (OVERRIDING SYSTEM
+ *	 VALUE), never by their defaults, which call nextval().  setval() and nextval() on these sequences keep
+ *	 working and see the numbers drawn here.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_sequence.h"
+#include "commands/sequence.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "ddl_notify.h"
+
+/*
+ * Numbers logged ahead of the one handed out: one WAL record per this many
+ * calls (PostgreSQL's nextval() uses 32, SEQ_LOG_VALS in sequence.c).
+ */
+#define DDLN_COUNTER_LOG_AHEAD	32
+
+/* The special space of a sequence page (sequence.c's sequence_magic). */
+#define DDLN_SEQ_MAGIC			0x1717
+
+/*
+ * The next number of sequence "seqrelid", as nextval() would return it,
+ * without making it the session's lastval().
+ */
+int64
+DdlnCounterNext(Oid seqrelid)
+{
+	Relation	rel;
+	HeapTuple	pgstup;
+	Form_pg_sequence pgs;
+	int64		maxv;
+	bool		refuse;
+	Buffer		buf;
+	Page		page;
+	ItemId		lp;
+	HeapTupleData tup;
+	Form_pg_sequence_data seq;
+	int64		result;
+	int64		logged = 0;
+	int64		log_cnt;
+	bool		logit;
+	bool		wal;
+
+	LockRelationOid(seqrelid, RowExclusiveLock);
+	rel = relation_open(seqrelid, NoLock);
+	if (rel->rd_rel->relkind != RELKIND_SEQUENCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a sequence", RelationGetRelationName(rel))));
+
+	pgstup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqrelid));
+	if (!HeapTupleIsValid(pgstup))
+		elog(ERROR, "cache lookup failed for sequence %u", seqrelid);
+	pgs = (Form_pg_sequence) GETSTRUCT(pgstup);
+	maxv = pgs->seqmax;
+	refuse = (pgs->seqincrement != 1 || pgs->seqcycle);
+	ReleaseSysCache(pgstup);
+	if (refuse)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sequence \"%s\" of ddl_notify must count up by 1 without cycling",
+						RelationGetRelationName(rel)),
+				 errhint("Do not alter the extension's sequences.")));
+
+	buf = ReadBuffer(rel, 0);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	if (((uint32 *) PageGetSpecialPointer(page))[0] != DDLN_SEQ_MAGIC)
+		elog(ERROR, "bad magic number in sequence \"%s\"", RelationGetRelationName(rel));
+	lp = PageGetItemId(page, FirstOffsetNumber);
+	tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tup.t_len = ItemIdGetLength(lp);
+	seq = (Form_pg_sequence_data) GETSTRUCT(&tup);
+
+	/* a sequence never called (or setval(..., false)) starts at last_value */
+	if (!seq->is_called)
+		result = seq->last_value;
+	else if (seq->last_value >= maxv)
+		ereport(ERROR,
+				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+				 errmsg("nextval: reached maximum value of sequence \"%s\" (%lld)",
+						RelationGetRelationName(rel), (long long) maxv)));
+	else
+		result = seq->last_value + 1;
+
+	/*
+	 * Log ahead when the numbers logged last time are used up, on the first
+	 * call after setval(..., false), and on the first call after a
+	 * checkpoint (replay starts there, and must see a record that covers
+	 * what is handed out from now on).
+	 */
+	logit = (!seq->is_called || seq->log_cnt < 1 ||
+			 PageGetLSN(page) <= GetRedoRecPtr());
+	if (logit)
+	{
+		logged = (maxv - result < DDLN_COUNTER_LOG_AHEAD) ? maxv : result + DDLN_COUNTER_LOG_AHEAD;
+		log_cnt = logged - result;
+	}
+	else
+		log_cnt = seq->log_cnt - 1;
+	wal = logit && RelationNeedsWAL(rel);
+
+	/* so that this transaction's commit flushes the record (outside the critical section) */
+	if (wal)
+		(void) GetTopTransactionId();
+
+	START_CRIT_SECTION();
+
+	/* dirty before XLogInsert, as PostgreSQL's sequence code does */
+	MarkBufferDirty(buf);
+	if (wal)
+	{
+		xl_seq_rec	xlrec;
+		XLogRecPtr	recptr;
+
+		/* the record carries the tuple as it will be after "logged" */
+		seq->last_value = logged;
+		seq->is_called = true;
+		seq->log_cnt = 0;
+#if PG_VERSION_NUM >= 160000
+		xlrec.locator = rel->rd_locator;
+#else
+		xlrec.node = rel->rd_node;
+#endif
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
+		XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
+		XLogRegisterData((char *) tup.t_data, tup.t_len);
+		recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
+		PageSetLSN(page, recptr);
+	}
+	seq->last_value = result;
+	seq->is_called = true;
+	seq->log_cnt = log_cnt;
+
+	END_CRIT_SECTION();
+
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, RowExclusiveLock);
+	return result;
+}
+
+/*
+ * The next number of the extension's sequence "seqname" (in schema
+ * ddl_notify): for the identity columns the extension fills itself
+ * (subscriber.id, dead_letter.id), rarely enough to look the name up.
+ */
+int64
+DdlnCounterNextNamed(const char *seqname)
+{
+	Oid			relid = get_relname_relid(seqname, DdlnGetRelids(false)->nsp);
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"%s.%s\" of extension ddl_notify does not exist",
+						DDLN_SCHEMA_NAME, seqname),
+				 errhint("Do not drop the extension's objects; DROP EXTENSION and CREATE EXTENSION ddl_notify re-create them.")));
+	return DdlnCounterNext(relid);
+}
