@@ -332,6 +332,7 @@ typedef struct DdlnFetched
 	Datum	   *rows;			/* the event rows (composite datums) */
 	DdlnEventKey *keys;			/* id, xid and commit position of each */
 	bool	   *wanted;			/* passes the subscriber's filters */
+	bool		full;			/* stopped at ddl_notify.batch_memory */
 } DdlnFetched;
 
 /* Batch outcome. */
@@ -355,6 +356,8 @@ typedef struct DdlnBatch
 	DdlnEventKey failed;		/* the event at failed_index */
 	DdlnEventKey first;			/* the first event read */
 	DdlnEventKey last;			/* the last event read */
+	bool		full;			/* ended by ddl_notify.batch_memory, not
+								 * by the queue */
 	bool		mark_failed;	/* handlers ran, the bits could not be set */
 	ErrorData  *error;
 } DdlnBatch;
@@ -675,6 +678,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 		}
 	}
 
+	out->full = (bytes >= max_bytes);
 	index_endscan(scan);
 	index_endscan(walk);
 	ExecDropSingleTupleTableSlot(eslot);
@@ -1064,6 +1068,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		return;
 	}
 	batch->nevents = n;
+	batch->full = fetched.full;
 	batch->first = fetched.keys[0];
 	batch->last = fetched.keys[n - 1];
 
@@ -1476,12 +1481,13 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				ndead = 0;
 				if (commit_error == NULL)
 				{
-					bool		drained = (batch.nevents < limit);
+					bool		drained = (batch.nevents < limit && !batch.full);
 
 					*floorp = here = batch.last;
 					result->delivered += batch.ncalls;
 					result->handled += batch.nevents;
-					budget -= batch.nevents;
+					/* a batch that filled its memory costs a full one */
+					budget -= batch.full ? Max(batch.nevents, ddln_batch_size) : batch.nevents;
 					if (isolating > 0)
 						isolating--;
 					if (drained && isolating == 0)
