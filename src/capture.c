@@ -28,6 +28,9 @@
  *	 in commit order (DdlnRecordCommitPosition), which orders delivery (G5).
  * - Events caused by a subscriber's handler carry that subscriber's name in
  *	 "origin" (G12); deliver.c sets ddln_current_origin around handler calls.
+ * - "query" is stored with secrets redacted by meaning (DdlnRedactSecrets)
+ *	 and cut to ddl_notify.max_query_length (DdlnCapQuery); neither ever
+ *	 raises an error or a notice.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *

@@ -48,6 +48,25 @@
  * after that many failures and goes on.  A subscriber in backoff is skipped
  * and never delays the others (G7).
  *
+ * Hostile handlers and hostile DDL (issue 18):
+ * - Whose error is it?  A handler's error is its failure, whatever SQLSTATE
+ *	 it carries; only a cancel or shutdown raised by ProcessInterrupts() (a
+ *	 real interrupt: the caller cancelled deliver(), a statement timeout, the
+ *	 server stops) other than the handler timeout is re-thrown and ends the
+ *	 round (DdlnErrorIsDeliverers).
+ * - Every error the engine keeps is copied with each text cut to
+ *	 DDLN_ERROR_FIELD_MAX bytes (DdlnCopyErrorCapped): what it records in
+ *	 subscriber and dead_letter and what it logs is bounded.
+ * - A batch also ends once the rows it read pass ddl_notify.batch_memory;
+ *	 with ddl_notify.max_query_length (capture.c) this bounds the memory of a
+ *	 batch whatever the statement texts.
+ * - Every statement of the engine runs with lock_timeout =
+ *	 ddl_notify.lock_timeout: none waits unboundedly for a row a user's
+ *	 transaction locked (skip() left open).  Past it, the batch is rolled
+ *	 back and the subscriber tried again later; it is not a failure.
+ * - A handler gets event.query only if its owner may SELECT it; session-level
+ *	 advisory locks a handler took are released after its call.
+ *
  * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both
  * call DdlnDeliverRound() inside a started transaction; it commits and
  * starts transactions through SPI_commit/SPI_rollback, and leaves a fresh,

@@ -38,7 +38,8 @@
  * are written as the extension owner, after the caller's rights were checked
  * (G10): EXECUTE on subscribe() (never granted to PUBLIC), EXECUTE on the
  * handler and USAGE on its schema; only the owner of a subscription or a
- * superuser may unsubscribe it or skip its events.
+ * superuser may unsubscribe it or skip its events; a role other than a
+ * superuser owns at most ddl_notify.max_subscribers_per_role subscribers.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
