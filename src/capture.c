@@ -29,8 +29,8 @@
  * - Events caused by a subscriber's handler carry that subscriber's name in
  *	 "origin" (G12); deliver.c sets ddln_current_origin around handler calls.
  * - "query" is stored with secrets redacted by meaning (DdlnRedactSecrets)
- *	 and cut to ddl_notify.max_query_length (DdlnCapQuery); neither ever
- *	 raises an error or a notice.
+ *	 and cut to ddl_notify.max_query_length (DdlnCapQuery); the scan of
+ *	 the redaction emits no warning (escape_string_warning is off for it).
  *
  * Copyright (c) 2026, the ddl_notify authors
  *

@@ -60,7 +60,7 @@
  * - A batch also ends once the rows it read pass ddl_notify.batch_memory;
  *	 with ddl_notify.max_query_length (capture.c) this bounds the memory of a
  *	 batch whatever the statement texts.
- * - Every statement of the engine runs with lock_timeout =
+ * - Every statement of a delivery round runs with lock_timeout =
  *	 ddl_notify.lock_timeout: none waits unboundedly for a row a user's
  *	 transaction locked (skip() left open).  Past it, the batch is rolled
  *	 back and the subscriber tried again later; it is not a failure.
@@ -389,6 +389,15 @@ static volatile sig_atomic_t handler_timed_out = false;
  * CALL deliver() in a session that held such locks of its own before it.
  */
 static bool release_handler_locks = true;
+
+/*
+ * A delivery round runs in this backend: the engine's statements then wait
+ * at most ddl_notify.lock_timeout for a lock.  skip() and unsubscribe() run
+ * some of the same statements in a user's session, and wait as the user's
+ * statements do.  (Left set by a round that failed, until the next round
+ * starts: skip() in that session then has the timeout too.)
+ */
+static bool in_delivery_round = false;
 static bool handler_timeout_registered = false;
 static TimeoutId handler_timeout_id;
 
@@ -471,10 +480,13 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	 * ddl_notify.lock_timeout it fails with 55P03, which the engine takes as
 	 * "try this subscriber later".  Undone with the other settings.
 	 */
-	snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
-	(void) set_config_option("lock_timeout", lock_timeout,
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
+	if (in_delivery_round)
+	{
+		snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
+		(void) set_config_option("lock_timeout", lock_timeout,
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	}
 
 	/*
 	 * Between SPI_commit() and the next statement there is no active
@@ -1634,6 +1646,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 	 * session that called deliver() keeps its own, and then the handlers'.
 	 */
 	release_handler_locks = IsBackgroundWorker || !DdlnHoldsAdvisoryLocks();
+	in_delivery_round = true;
 
 	while (more)
 	{
@@ -1693,6 +1706,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 		DdlnStartTransaction();
 	}
 
+	in_delivery_round = false;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	SPI_finish();
 	MemoryContextSwitchTo(oldcxt);
