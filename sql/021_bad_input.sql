@@ -247,14 +247,16 @@ TRUNCATE bad_log;
 :state;
 
 --
--- Big statements: 1 MB of text is recorded and delivered whole
+-- Big statements: with ddl_notify.max_query_length = -1 (no cap), 1 MB of
+-- text is recorded and delivered whole (the cap itself: 030_hostile)
 --
+SET ddl_notify.max_query_length = -1;
 SELECT ddl_notify.subscribe('big', 'h_ok(ddl_notify.event)') > 0 AS subscribed;
 CREATE TABLE big_t ();
 SELECT repeat('0123456789abcdef', 65536) AS big \gset
 COMMENT ON TABLE big_t IS :'big';
 CREATE VIEW big_v AS SELECT :'big'::text AS big;
--- a 1 MB literal that mentions a password is redacted whole
+-- a 1 MB password in a connection string is redacted
 SELECT 'password=' || repeat('x', 1048576) AS bigsecret \gset
 COMMENT ON VIEW big_v IS :'bigsecret';
 SELECT command_tag, object_identity, length(query) AS query_length,
@@ -264,13 +266,14 @@ FROM ddl_notify.event WHERE object_identity IN ('public.big_t', 'public.big_v') 
 CALL ddl_notify.deliver();
 SELECT ident, query_length, query_md5 = md5('COMMENT ON TABLE big_t IS ''' || :'big' || '''') AS comment_md5_ok,
 	   query_md5 = md5('CREATE VIEW big_v AS SELECT ''' || :'big' || '''::text AS big') AS view_md5_ok,
-	   query_md5 = md5('COMMENT ON VIEW big_v IS ''********''') AS redacted_md5_ok
+	   query_md5 = md5('COMMENT ON VIEW big_v IS ''password=********''') AS redacted_md5_ok
 FROM bad_log ORDER BY n;
 SELECT name, pending, delivered, attempts FROM ddl_notify.subscriber_status;
 DROP VIEW big_v;
 DROP TABLE big_t;
 CALL ddl_notify.deliver();
 SELECT ddl_notify.unsubscribe('big');
+RESET ddl_notify.max_query_length;
 TRUNCATE bad_log;
 
 --

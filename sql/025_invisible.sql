@@ -117,3 +117,5 @@ DROP FUNCTION g0_handler(ddl_notify.event), g0_fail(ddl_notify.event);
 DROP TABLE t_g0;
 REVOKE CREATE ON SCHEMA public FROM ddln_g0_user;
 DROP ROLE ddln_g0_user;
+-- leave the database as the next file expects it: without the extension
+DROP EXTENSION ddl_notify;

@@ -242,7 +242,12 @@ SELECT s.name,
 	   s.last_delivered_at,
 	   s.attempts,
 	   s.failing_event,
-	   s.last_error,
+	   -- another role's error text only for its members, superusers and
+	   -- pg_read_all_stats, as pg_stat_activity shows queries
+	   CASE WHEN s.last_error IS NULL
+				 OR pg_catalog.pg_has_role(s.owner, 'USAGE')
+				 OR pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+			THEN s.last_error ELSE '<insufficient privilege>' END AS last_error,
 	   s.last_error_sqlstate,
 	   s.last_error_at,
 	   s.next_retry_at,

@@ -58,6 +58,10 @@ int			ddln_max_workers = 8;
 int			ddln_poll_interval = 5000;
 int			ddln_stream_interval = 2;
 bool		ddln_wal_messages = false;
+int			ddln_max_query_length = 65536;
+int			ddln_batch_memory = 8192;
+int			ddln_lock_timeout = 1000;
+int			ddln_max_subscribers_per_role = 16;
 
 /* the statement being executed, for capture.c */
 static const char *ddln_stmt_string = NULL;
@@ -133,6 +137,26 @@ _PG_init(void)
 							 "Change-data-capture consumers of logical decoding (pgoutput with messages, test_decoding, wal2json) then see the DDL among the row changes. Needs wal_level = logical.",
 							 &ddln_wal_messages, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.max_query_length",
+							"Sets the longest statement text stored in ddl_notify.event.query, in bytes.",
+							"A longer text is cut at a character boundary and ends with a note saying how much was cut. -1 stores texts whole.",
+							&ddln_max_query_length, 65536, -1, INT_MAX / 4,
+							PGC_SUSET, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.batch_memory",
+							"Sets how much event data one delivery transaction reads at most.",
+							"A batch ends at ddl_notify.batch_size events or once the events it read pass this size, whichever comes first; the event that passes it is still delivered.",
+							&ddln_batch_memory, 8192, 64, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.lock_timeout",
+							"Sets how long a statement of the delivery engine waits for a row lock held by another transaction.",
+							"A subscriber whose batch cannot get its locks in time is tried again later; it does not count as a failure.",
+							&ddln_lock_timeout, 1000, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.max_subscribers_per_role",
+							"Sets how many subscribers one role may own in a database.",
+							"Superusers are not limited. The database's limit of 64 applies as well.",
+							&ddln_max_subscribers_per_role, 16, 1, DDLN_MAX_SUBSCRIBERS,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("ddl_notify");
 

@@ -63,6 +63,10 @@ extern int	ddln_max_workers;
 extern int	ddln_poll_interval;
 extern int	ddln_stream_interval;
 extern bool ddln_wal_messages;
+extern int	ddln_max_query_length;
+extern int	ddln_batch_memory;
+extern int	ddln_lock_timeout;
+extern int	ddln_max_subscribers_per_role;
 
 /* ddl_notify.c */
 typedef struct DdlnSafeState
@@ -82,6 +86,7 @@ extern Oid	DdlnExtensionOwner(void);
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
 extern char *DdlnRedactSecrets(const char *query);
+extern char *DdlnCapQuery(const char *query);
 extern void DdlnRecordCommitPosition(void);
 
 /* walmsg.c: events as logical decoding messages (G15) */

@@ -58,6 +58,25 @@
  * after that many failures and goes on.  A subscriber in backoff is skipped
  * and never delays the others (G7).
  *
+ * Hostile handlers and hostile DDL (issue 18):
+ * - Whose error is it?  A handler's error is its failure, whatever SQLSTATE
+ *	 it carries; only a cancel or shutdown raised by ProcessInterrupts() (a
+ *	 real interrupt: the caller cancelled deliver(), a statement timeout, the
+ *	 server stops) other than the handler timeout is re-thrown and ends the
+ *	 round (DdlnErrorIsDeliverers).
+ * - Every error the engine keeps is copied with each text cut to
+ *	 DDLN_ERROR_FIELD_MAX bytes (DdlnCopyErrorCapped): what it records in
+ *	 subscriber and dead_letter and what it logs is bounded.
+ * - A batch also ends once the rows it read pass ddl_notify.batch_memory;
+ *	 with ddl_notify.max_query_length (capture.c) this bounds the memory of a
+ *	 batch whatever the statement texts.
+ * - Every statement of a delivery round runs with lock_timeout =
+ *	 ddl_notify.lock_timeout: none waits unboundedly for a row a user's
+ *	 transaction locked (skip() left open).  Past it, the batch is rolled
+ *	 back and the subscriber tried again later; it is not a failure.
+ * - A handler gets event.query only if its owner may SELECT it; session-level
+ *	 advisory locks a handler took are released after its call.
+ *
  * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both
  * call DdlnDeliverRound() inside a started transaction; it commits and
  * starts transactions through SPI_commit/SPI_rollback, and leaves a fresh,
@@ -81,6 +100,7 @@
 #include "executor/tuptable.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgstat.h"
@@ -110,6 +130,12 @@ PG_FUNCTION_INFO_V1(deliver);
 
 /* How many dead letters one transaction may write before it commits. */
 #define DDLN_DEAD_LETTERS_PER_XACT	100
+
+/*
+ * The longest text of an error the engine keeps, records or logs, per field
+ * (message, detail, hint, context...); longer ones are cut.
+ */
+#define DDLN_ERROR_FIELD_MAX	8192
 
 /* The search_path handlers run with, whoever started delivery. */
 #define DDLN_HANDLER_SEARCH_PATH	"\"$user\", public, pg_temp"
@@ -226,9 +252,12 @@ static DdlnQuery q_heal_order = {
 	0, {0}
 };
 
+/* SKIP LOCKED: a row skip() deleted in a transaction still open is left */
 static DdlnQuery q_purge_order = {
-	"DELETE FROM ddl_notify.commit_order o "
-	"WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) o.xid)",
+	"DELETE FROM ddl_notify.commit_order o WHERE o.pos IN ("
+	"  SELECT o2.pos FROM ddl_notify.commit_order o2 "
+	"  WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) o2.xid) "
+	"  FOR UPDATE SKIP LOCKED)",
 	0, {0}
 };
 
@@ -306,6 +335,7 @@ typedef struct DdlnSubscriber
 	DdlnFilter	object_types;
 	DdlnFilter	schemas;
 	bool		echo;
+	bool		may_read_query; /* its owner may SELECT event.query */
 } DdlnSubscriber;
 
 /*
@@ -332,6 +362,7 @@ typedef struct DdlnFetched
 	Datum	   *rows;			/* the event rows (composite datums) */
 	DdlnEventKey *keys;			/* id, xid and commit position of each */
 	bool	   *wanted;			/* passes the subscriber's filters */
+	bool		full;			/* stopped at ddl_notify.batch_memory */
 } DdlnFetched;
 
 /* Batch outcome. */
@@ -340,8 +371,10 @@ typedef enum DdlnBatchStatus
 	DDLN_BATCH_EMPTY,			/* nothing pending */
 	DDLN_BATCH_DONE,			/* handled n events, ready to commit */
 	DDLN_BATCH_HANDLER_FAILED,	/* handler failed at event failed_index */
-	DDLN_BATCH_SKIPPED			/* subscriber busy elsewhere, gone or in
+	DDLN_BATCH_SKIPPED,			/* subscriber busy elsewhere, gone or in
 								 * backoff */
+	DDLN_BATCH_LOCKED			/* the bits' rows are locked by another
+								 * transaction: try later */
 } DdlnBatchStatus;
 
 typedef struct DdlnBatch
@@ -353,12 +386,30 @@ typedef struct DdlnBatch
 	DdlnEventKey failed;		/* the event at failed_index */
 	DdlnEventKey first;			/* the first event read */
 	DdlnEventKey last;			/* the last event read */
+	bool		full;			/* ended by ddl_notify.batch_memory, not
+								 * by the queue */
 	bool		mark_conflict;	/* handlers ran, then the checked transition
 								 * found a bit already set */
 	ErrorData  *error;
 } DdlnBatch;
 
 static volatile sig_atomic_t handler_timed_out = false;
+
+/*
+ * Release the session-level advisory locks a handler took, after each call:
+ * the worker would otherwise hold them until it exits.  Off for a round of
+ * CALL deliver() in a session that held such locks of its own before it.
+ */
+static bool release_handler_locks = true;
+
+/*
+ * A delivery round runs in this backend: the engine's statements then wait
+ * at most ddl_notify.lock_timeout for a lock.  skip() and unsubscribe() run
+ * some of the same statements in a user's session, and wait as the user's
+ * statements do.  (Left set by a round that failed, until the next round
+ * starts: skip() in that session then has the timeout too.)
+ */
+static bool in_delivery_round = false;
 static bool handler_timeout_registered = false;
 static TimeoutId handler_timeout_id;
 
@@ -431,8 +482,23 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	int			rc;
 	bool		pushed = false;
 	MemoryContext cxt = CurrentMemoryContext;
+	char		lock_timeout[32];
 
 	DdlnBeginSafe(&safe);
+
+	/*
+	 * No statement of the engine waits unboundedly for a lock another
+	 * transaction holds (a user's skip() left open, say): past
+	 * ddl_notify.lock_timeout it fails with 55P03, which the engine takes as
+	 * "try this subscriber later".  Undone with the other settings.
+	 */
+	if (in_delivery_round)
+	{
+		snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
+		(void) set_config_option("lock_timeout", lock_timeout,
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	}
 
 	/*
 	 * Between SPI_commit() and the next statement there is no active
@@ -513,7 +579,11 @@ DdlnFilterPasses(const DdlnFilter *f, TupleTableSlot *slot, AttrNumber attnum)
  * Read up to "limit" of the subscriber's pending events in delivery order
  * (protocol step 2): transactions in commit order, then each transaction's
  * events in id order; inside transaction floor->xid only those after
- * floor->id.
+ * floor->id.  The read also stops once the rows it read pass
+ * ddl_notify.batch_memory (the row that passes it is kept, so a batch has
+ * at least one event): a batch's memory is bounded by that setting plus one
+ * row, whatever the rows' statement texts.  A subscriber whose owner may not
+ * read event.query gets it NULL.
  *
  * This is a walk of two indexes, not a query: commit_order by position
  * (commit_order_pos), and for each transaction past the subscription point,
@@ -543,6 +613,11 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	AttrNumber	a_schema = DDLN_EV_SCHEMA_NAME + 1;
 	AttrNumber	a_origin = DDLN_EV_ORIGIN + 1;
 	int64		bit = INT64CONST(1) << sub->slot;
+	int64		max_bytes = (int64) ddln_batch_memory * 1024;
+	int64		bytes = 0;
+	int			query_col = DDLN_EV_QUERY + 1;
+	Datum		null_datum = (Datum) 0;
+	bool		null_flag = true;
 	Snapshot	snap;
 	TupleTableSlot *oslot;
 	TupleTableSlot *eslot;
@@ -574,7 +649,8 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	index_rescan(walk, NULL, 0, NULL, 0);
 	scan = index_beginscan(event_rel, event_idx, snap, 2, 0);
 
-	while (out->n < limit && index_getnext_slot(walk, ForwardScanDirection, oslot))
+	while (out->n < limit && bytes < max_bytes &&
+		   index_getnext_slot(walk, ForwardScanDirection, oslot))
 	{
 		bool		isnull;
 		Datum		xid = slot_getattr(oslot, a_order_xid, &isnull);
@@ -591,7 +667,8 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 		ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT,
 					Int64GetDatum(FullTransactionIdEquals(fxid, floor->xid) ? floor->id : 0));
 		index_rescan(scan, keys, 2, NULL, 0);
-		while (out->n < limit && index_getnext_slot(scan, ForwardScanDirection, eslot))
+		while (out->n < limit && bytes < max_bytes &&
+			   index_getnext_slot(scan, ForwardScanDirection, eslot))
 		{
 			int64		processed = DatumGetInt64(slot_getattr(eslot, a_processed, &isnull));
 			bool		shouldfree;
@@ -619,9 +696,23 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 			}
 
 			tup = ExecFetchSlotHeapTuple(eslot, false, &shouldfree);
+			if (!sub->may_read_query)
+			{
+				/* the text is not read at all, let alone passed on */
+				HeapTuple	hidden = heap_modify_tuple_by_cols(tup, event_desc, 1,
+															   &query_col, &null_datum,
+															   &null_flag);
+
+				if (shouldfree)
+					heap_freetuple(tup);
+				tup = hidden;
+				shouldfree = true;
+			}
 			out->rows[out->n] = heap_copy_tuple_as_datum(tup, event_desc);
 			if (shouldfree)
 				heap_freetuple(tup);
+			/* the row as the handler gets it, its texts de-TOASTed */
+			bytes += HeapTupleHeaderGetDatumLength(DatumGetHeapTupleHeader(out->rows[out->n]));
 			out->keys[out->n].id = DatumGetInt64(slot_getattr(eslot, a_id, &isnull));
 			out->keys[out->n].xid = fxid;
 			out->keys[out->n].pos = pos;
@@ -630,6 +721,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 		}
 	}
 
+	out->full = (bytes >= max_bytes);
 	index_endscan(scan);
 	index_endscan(walk);
 	ExecDropSingleTupleTableSlot(eslot);
@@ -843,6 +935,8 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 
 	if (ddln_handler_timeout > 0)
 		disable_timeout(handler_timeout_id, false);
+	if (release_handler_locks)
+		LockReleaseSession(USER_LOCKMETHOD);
 
 	PopActiveSnapshot();
 	ddln_current_origin = NULL;
@@ -915,16 +1009,101 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 /*
  * Is this error one that belongs to the whole delivery (the user cancelled
  * CALL deliver(), the server shuts down) rather than to the handler?
+ *
+ * Not decided by the SQLSTATE alone: a handler can RAISE any SQLSTATE it
+ * likes, query_canceled and admin_shutdown included, and an error it raises
+ * is its own failure (attempts, backoff, dead letters) like any other.  A
+ * real cancel, statement timeout or shutdown is raised by
+ * ProcessInterrupts() when it services the interrupt flags (a shutdown is
+ * FATAL and never reaches a PG_CATCH at all); the handler timeout is a
+ * cancel too, but ours, and counts as the handler's failure.
  */
 static bool
 DdlnErrorIsDeliverers(ErrorData *edata)
 {
-	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !handler_timed_out)
-		return true;
-	if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
-		edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
-		return true;
-	return false;
+	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED &&
+		edata->sqlerrcode != ERRCODE_ADMIN_SHUTDOWN &&
+		edata->sqlerrcode != ERRCODE_CRASH_SHUTDOWN)
+		return false;
+	if (handler_timed_out)
+		return false;
+	return edata->funcname != NULL &&
+		strcmp(edata->funcname, "ProcessInterrupts") == 0;
+}
+
+/*
+ * A copy of s in the current memory context, at most "max" bytes of it (cut
+ * at a character boundary) followed by a note of how much was cut.
+ */
+static char *
+DdlnCapText(const char *s, int max)
+{
+	size_t		len;
+	int			keep;
+
+	if (s == NULL)
+		return NULL;
+	len = strlen(s);
+	if (len <= (size_t) max)
+		return pstrdup(s);
+	keep = pg_mbcliplen(s, max, max);
+	return psprintf("%.*s... [%zu bytes cut by ddl_notify]", keep, s, len - keep);
+}
+
+/*
+ * The error being handled (in a PG_CATCH), copied into "into" with each of
+ * its texts capped at DDLN_ERROR_FIELD_MAX bytes, and the error state
+ * flushed.  A handler can raise an error of any size (RAISE ... USING
+ * MESSAGE = repeat('m', 500000000)): the full copy lives only in a scratch
+ * context, deleted at once, so that nothing the engine keeps, records
+ * (subscriber, dead_letter) or logs is larger than the cap.
+ */
+static ErrorData *
+DdlnCopyErrorCapped(MemoryContext into)
+{
+	MemoryContext scratch;
+	ErrorData  *full;
+	ErrorData  *e;
+
+	scratch = AllocSetContextCreate(into, "ddl_notify error copy",
+									ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(scratch);
+	full = CopyErrorData();
+	FlushErrorState();
+	MemoryContextSwitchTo(into);
+
+	e = palloc(sizeof(ErrorData));
+	memcpy(e, full, sizeof(ErrorData));
+	e->message = DdlnCapText(full->message, DDLN_ERROR_FIELD_MAX);
+	e->detail = DdlnCapText(full->detail, DDLN_ERROR_FIELD_MAX);
+	e->detail_log = DdlnCapText(full->detail_log, DDLN_ERROR_FIELD_MAX);
+	e->hint = DdlnCapText(full->hint, DDLN_ERROR_FIELD_MAX);
+	e->context = DdlnCapText(full->context, DDLN_ERROR_FIELD_MAX);
+	e->backtrace = DdlnCapText(full->backtrace, DDLN_ERROR_FIELD_MAX);
+	e->schema_name = DdlnCapText(full->schema_name, DDLN_ERROR_FIELD_MAX);
+	e->table_name = DdlnCapText(full->table_name, DDLN_ERROR_FIELD_MAX);
+	e->column_name = DdlnCapText(full->column_name, DDLN_ERROR_FIELD_MAX);
+	e->datatype_name = DdlnCapText(full->datatype_name, DDLN_ERROR_FIELD_MAX);
+	e->constraint_name = DdlnCapText(full->constraint_name, DDLN_ERROR_FIELD_MAX);
+	e->internalquery = DdlnCapText(full->internalquery, DDLN_ERROR_FIELD_MAX);
+	e->filename = full->filename ? pstrdup(full->filename) : NULL;
+	e->funcname = full->funcname ? pstrdup(full->funcname) : NULL;
+	MemoryContextDelete(scratch);
+	return e;
+}
+
+/*
+ * May "role" read the statement texts of events?  What the README grants for
+ * it: SELECT on ddl_notify.event, or on its query column.  A handler gets the
+ * query only if its owner may read it.
+ */
+static bool
+DdlnMayReadQuery(Oid role)
+{
+	const DdlnRelids *relids = DdlnGetRelids(false);
+
+	return pg_class_aclcheck(relids->event, role, ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck(relids->event, DDLN_EV_QUERY + 1, role, ACL_SELECT) == ACLCHECK_OK;
 }
 
 /*
@@ -943,6 +1122,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	ResourceOwner oldowner = CurrentResourceOwner;
 
 	memset(batch, 0, sizeof(*batch));
+	sub->may_read_query = sub->owner_exists && DdlnMayReadQuery(sub->owner);
 	DdlnFetch(sub, limit, floor, &fetched);
 	n = fetched.n;
 	if (n == 0)
@@ -951,6 +1131,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		return;
 	}
 	batch->nevents = n;
+	batch->full = fetched.full;
 	batch->first = fetched.keys[0];
 	batch->last = fetched.keys[n - 1];
 
@@ -1013,32 +1194,44 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		ddln_current_origin = NULL;
 
 		/* in the batch's memory: one failure each, not one per event a round */
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
+		edata = DdlnCopyErrorCapped(oldcxt);
 
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
+		/* a failed handler's session-level advisory locks too */
+		if (release_handler_locks)
+			LockReleaseSession(USER_LOCKMETHOD);
 
 		if (DdlnErrorIsDeliverers(edata))
 			ReThrowError(edata);
 
-		if (handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
-			edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
-									  sub->name, ddln_handler_timeout);
-		handler_timed_out = false;
+		if (current == n && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		{
+			/*
+			 * Setting the bits waited past ddl_notify.lock_timeout for rows
+			 * another transaction holds: not the handler's failure.
+			 */
+			batch->status = DDLN_BATCH_LOCKED;
+		}
+		else
+		{
+			if (handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+				edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
+										  sub->name, ddln_handler_timeout);
+			batch->status = DDLN_BATCH_HANDLER_FAILED;
 
-		batch->status = DDLN_BATCH_HANDLER_FAILED;
-		/*
-		 * current == n: every handler returned, the bits were being set.
-		 * DdlnMarkHandled's checked transition says 40001 when one was set
-		 * already; anything else there is a failure like any other.
-		 */
-		batch->mark_conflict = (current == n &&
-								edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE);
-		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
-		batch->failed = fetched.keys[batch->failed_index];
+			/*
+			 * current == n: every handler returned, the bits were being set.
+			 * DdlnMarkHandled's checked transition says 40001 when one was
+			 * set already; anything else there is a failure like any other.
+			 */
+			batch->mark_conflict = (current == n &&
+									edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE);
+			batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
+			batch->failed = fetched.keys[batch->failed_index];
+		}
+		handler_timed_out = false;
 		batch->error = edata;
 	}
 	PG_END_TRY();
@@ -1058,6 +1251,61 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		sv[3] = Int64GetDatum(batch->last.id);
 		DdlnRun(&q_success, sv, NULL, false, 0);
 	}
+}
+
+/*
+ * Send the event to ddl_notify.dead_letter for the subscriber and mark it
+ * handled, in a subtransaction: if the event's row is locked by another
+ * transaction past ddl_notify.lock_timeout (55P03), nothing of it is done
+ * and false is returned, so that the failure is retried later like any
+ * other.
+ */
+static bool
+DdlnDeadLetter(DdlnSubscriber *sub, const DdlnEventKey *event, int32 attempts,
+			   const char *error, const char *sqlstate)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	volatile bool done = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		Datum		values[7];
+
+		values[0] = CStringGetTextDatum(sub->name);
+		values[1] = Int64GetDatum(event->id);
+		values[2] = Int32GetDatum(attempts);
+		values[3] = CStringGetTextDatum(error);
+		values[4] = CStringGetTextDatum(sqlstate);
+		values[5] = FullTransactionIdGetDatum(event->xid);
+		/* drawn by counter.c: the identity's nextval() would be a CALL deliver() caller's lastval() */
+		values[6] = Int64GetDatum(DdlnCounterNextNamed("dead_letter_id_seq"));
+		DdlnRun(&q_dead_letter, values, NULL, false, 0);
+		DdlnMarkHandled(sub->name, sub->slot, event, 1);
+		values[0] = Int32GetDatum(sub->id);
+		DdlnRun(&q_after_dead_letter, values, NULL, false, 0);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		done = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = DdlnCopyErrorCapped(oldcxt);
+
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
+		ereport(LOG,
+				(errmsg("ddl_notify: dead letter of event %lld for subscriber \"%s\" postponed: %s",
+						(long long) event->id, sub->name, edata->message)));
+	}
+	PG_END_TRY();
+	return done;
 }
 
 /*
@@ -1100,20 +1348,9 @@ DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *eda
 			(errmsg("ddl_notify: subscriber \"%s\" failed on event %lld (attempt %d): %s",
 					sub->name, (long long) event->id, attempts, message)));
 
-	if (sub->max_attempts > 0 && attempts >= sub->max_attempts)
+	if (sub->max_attempts > 0 && attempts >= sub->max_attempts &&
+		DdlnDeadLetter(sub, event, attempts, text.data, sqlstate))
 	{
-		values[0] = CStringGetTextDatum(sub->name);
-		values[1] = Int64GetDatum(event->id);
-		values[2] = Int32GetDatum(attempts);
-		values[3] = CStringGetTextDatum(text.data);
-		values[4] = CStringGetTextDatum(sqlstate);
-		values[5] = FullTransactionIdGetDatum(event->xid);
-		/* drawn by counter.c: the identity's nextval() would be a CALL deliver() caller's lastval() */
-		values[6] = Int64GetDatum(DdlnCounterNextNamed("dead_letter_id_seq"));
-		DdlnRun(&q_dead_letter, values, nulls, false, 0);
-		DdlnMarkHandled(sub->name, sub->slot, event, 1);
-		values[0] = Int32GetDatum(sub->id);
-		DdlnRun(&q_after_dead_letter, values, nulls, false, 0);
 		ereport(LOG,
 				(errmsg("ddl_notify: event %lld sent to ddl_notify.dead_letter for subscriber \"%s\" after %d attempts",
 						(long long) event->id, sub->name, attempts)));
@@ -1140,6 +1377,17 @@ DdlnRecordFailure(DdlnSubscriber *sub, const DdlnEventKey *event, ErrorData *eda
 	}
 }
 
+/* Ask the caller to come back within ddl_notify.lock_timeout. */
+static void
+DdlnRetryLater(DdlnRoundResult *result)
+{
+	TimestampTz when = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												   ddln_lock_timeout);
+
+	if (result->next_retry == 0 || when < result->next_retry)
+		result->next_retry = when;
+}
+
 /*
  * Commit; on failure return the error, in the caller's memory (the new
  * transaction is clean).
@@ -1156,9 +1404,7 @@ DdlnTryCommit(void)
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
+		edata = DdlnCopyErrorCapped(oldcxt);
 		if (DdlnErrorIsDeliverers(edata))
 			ReThrowError(edata);
 	}
@@ -1245,6 +1491,16 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				DdlnStartTransaction();
 				return false;
 
+			case DDLN_BATCH_LOCKED:
+				/* the handlers' work is undone; this subscriber, later */
+				ereport(LOG,
+						(errmsg("ddl_notify: subscriber \"%s\" is tried again later: %s",
+								sub.name, batch.error->message)));
+				SPI_rollback();
+				DdlnStartTransaction();
+				DdlnRetryLater(result);
+				return false;
+
 			case DDLN_BATCH_HANDLER_FAILED:
 				if (batch.mark_conflict && !reread)
 				{
@@ -1309,14 +1565,15 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				ndead = 0;
 				if (commit_error == NULL)
 				{
-					bool		drained = (batch.nevents < limit);
+					bool		drained = (batch.nevents < limit && !batch.full);
 
 					reread = false;
 
 					*floorp = here = batch.last;
 					result->delivered += batch.ncalls;
 					result->handled += batch.nevents;
-					budget -= batch.nevents;
+					/* a batch that filled its memory costs a full one */
+					budget -= batch.full ? Max(batch.nevents, ddln_batch_size) : batch.nevents;
 					if (isolating > 0)
 						isolating--;
 					if (drained && isolating == 0)
@@ -1373,6 +1630,23 @@ DdlnStartTransaction(void)
 	XactReadOnly = false;
 }
 
+/* Does this backend hold an advisory lock? */
+static bool
+DdlnHoldsAdvisoryLocks(void)
+{
+	LockData   *locks = GetLockStatusData();
+	bool		held = false;
+
+	for (int i = 0; i < locks->nelements && !held; i++)
+	{
+		LockInstanceData *l = &locks->locks[i];
+
+		held = (l->pid == MyProcPid && l->holdMask != 0 &&
+				l->locktag.locktag_type == LOCKTAG_ADVISORY);
+	}
+	return held;
+}
+
 /*
  * One delivery round: every subscriber that is due, until nothing is left
  * or every remaining subscriber is in backoff, then (if "sweep") the sweep of
@@ -1420,6 +1694,14 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 	/* start from a clean READ COMMITTED transaction */
 	SPI_commit();
 	DdlnStartTransaction();
+
+	/*
+	 * Every advisory lock this backend holds now is a session-level one (the
+	 * transaction-level ones went with the commit): the worker holds none; a
+	 * session that called deliver() keeps its own, and then the handlers'.
+	 */
+	release_handler_locks = IsBackgroundWorker || !DdlnHoldsAdvisoryLocks();
+	in_delivery_round = true;
 
 	while (more)
 	{
@@ -1479,6 +1761,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 		DdlnStartTransaction();
 	}
 
+	in_delivery_round = false;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	SPI_finish();
 	MemoryContextSwitchTo(oldcxt);

@@ -38,7 +38,8 @@
  * are written as the extension owner, after the caller's rights were checked
  * (G10): EXECUTE on subscribe() (never granted to PUBLIC), EXECUTE on the
  * handler and USAGE on its schema; only the owner of a subscription or a
- * superuser may unsubscribe it or skip its events.
+ * superuser may unsubscribe it or skip its events; a role other than a
+ * superuser owns at most ddl_notify.max_subscribers_per_role subscribers.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -371,6 +372,37 @@ DdlnCheckHandler(Oid handler, Oid caller)
 }
 
 /*
+ * One role may own at most ddl_notify.max_subscribers_per_role subscribers
+ * (superusers: any number), so that no role takes every slot of the
+ * database.  Called under the API lock, so the count is the committed one.
+ */
+static void
+DdlnCheckRoleLimit(Oid caller)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+	bool		isnull;
+	int64		owned;
+
+	if (superuser_arg(caller))
+		return;
+	values[0] = ObjectIdGetDatum(caller);
+	DdlnApiQueryLatest("SELECT pg_catalog.count(*) FROM ddl_notify.subscriber "
+					   "WHERE owner OPERATOR(pg_catalog.=) $1",
+					   1, argtypes, values);
+	owned = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (owned >= ddln_max_subscribers_per_role)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("role \"%s\" owns too many subscribers",
+						GetUserNameFromId(caller, false)),
+				 errdetail("A role may own at most %d subscribers in a database (ddl_notify.max_subscribers_per_role).",
+						   ddln_max_subscribers_per_role),
+				 errhint("Unsubscribe one first, or let one handler serve several purposes.")));
+}
+
+/*
  * subscribe(name, handler, command_tags, object_types, schemas, max_attempts,
  *			 echo) returns the subscriber's id.
  */
@@ -454,6 +486,7 @@ subscribe(PG_FUNCTION_ARGS)
 						   DDLN_MAX_SUBSCRIBERS),
 				 errhint("Unsubscribe one first, or let one handler serve several purposes.")));
 	values[1] = Int32GetDatum(slot);
+	DdlnCheckRoleLimit(caller);
 
 	/* provisional subscription point; fixed at PRE_COMMIT */
 	values[9] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));

@@ -25,6 +25,8 @@
 #      autovacuum had its chance.
 #   6. PgQ's figures next to ours (postgresql-MAJOR-pgq3 from Debian, installed
 #      here as root when it is missing; skipped with the reason otherwise).
+#   7. memory on hostile DDL: the worker's peak private memory while it
+#      delivers a backlog of 1 GB of statement text (test/bench/big_text.sh).
 #
 # Rules:
 # - Prints figures; never fails for a missed goal.  Exit status non-zero only
@@ -822,6 +824,12 @@ synchronous_commit = $SYNC
 max_locks_per_transaction = 256"
 	drain_bench
 	cluster_stop M
+
+	section "7. the worker's memory on a backlog of 1 GB of statement text (test/bench/big_text.sh)"
+	BIG_TEXT_RESULTS=$BENCH_TMP/big_text.tsv BIG_TEXT_STATEMENTS=$([[ $QUICK == 1 ]] && echo 20 || echo 100) \
+		bash "$BENCH_DIR/big_text.sh"
+	awk -F '\t' '{ printf "7. worker peak private memory, backlog %s (MB)\t%s (VmHWM %s)\t<= 100\t%s\n", $1 == "a" ? "capped" : "uncapped", $2, $3, $2 <= 100 ? "met" : "NOT met" }' \
+		"$BENCH_TMP/big_text.tsv" >>"$SUMMARY"
 
 	print_summary
 }
