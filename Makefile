@@ -14,7 +14,7 @@ EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
-OBJS		= src/ddl_notify.o src/capture.o src/deliver.o src/subscriber.o src/worker.o
+OBJS		= src/ddl_notify.o src/capture.o src/deliver.o src/subscriber.o src/worker.o src/lifecycle.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(wildcard sql/$(EXTENSION)--*.sql)

@@ -14,6 +14,8 @@
  *					CALL ddl_notify.deliver() and the background worker
  *	  worker.c		launcher and per-database workers; they schedule, the
  *					engine delivers
+ *	  lifecycle.c	subscribers through pg_dump/pg_restore, pg_upgrade and
+ *					ALTER EXTENSION UPDATE: OIDs and names, restored rows
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -82,6 +84,13 @@ extern void DdlnRecordCommitPosition(void);
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
 extern void DdlnFixSubscriptionPoint(void);
 extern char *DdlnSnapshotText(Snapshot snap);
+extern void DdlnLockApi(void);
+
+/* lifecycle.c */
+extern bool ddln_api_inserting;			/* subscribe() inserts its row */
+extern bool DdlnSubscriberHasNames(void);
+extern void DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
+								  Oid *owner, const char *owner_name, bool resolved_here);
 
 /* deliver.c */
 

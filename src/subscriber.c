@@ -48,6 +48,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -182,7 +183,7 @@ DdlnFixSubscriptionPoint(void)
 	SPI_finish();
 }
 
-static void
+void
 DdlnLockApi(void)
 {
 	LOCKTAG		tag;
@@ -380,10 +381,10 @@ subscribe(PG_FUNCTION_ARGS)
 	Oid			caller = GetUserId();
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	Oid			handler;
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[14];
+	char		nulls[14];
 	bool		isnull;
-	Oid			argtypes[11] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
+	Oid			argtypes[14] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
 		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID};
 	int32		id;
 	int32		slot;
@@ -459,11 +460,38 @@ subscribe(PG_FUNCTION_ARGS)
 	values[9] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
 	values[10] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 
-	DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler, owner, command_tags, "
-				"object_types, schemas, max_attempts, echo, start_snapshot, start_xid) "
-				"VALUES ($1, $2, $3::pg_catalog.regprocedure, $4, $5, $6, $7, $8, $9, "
-				"$10::pg_catalog.pg_snapshot, $11) RETURNING id",
-				11, argtypes, values, nulls);
+	ddln_api_inserting = true;
+	PG_TRY();
+	{
+		if (DdlnSubscriberHasNames())
+		{
+			/* 0.2.0: the handler and owner by OID and by name (G13) */
+			argtypes[11] = TEXTOID;
+			values[11] = CStringGetTextDatum(format_procedure_qualified(handler));
+			argtypes[12] = NAMEOID;
+			values[12] = DirectFunctionCall1(namein,
+											 CStringGetDatum(GetUserNameFromId(caller, false)));
+			argtypes[13] = INT8OID;
+			values[13] = Int64GetDatum((int64) GetSystemIdentifier());
+			DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler_oid, owner, command_tags, "
+						"object_types, schemas, max_attempts, echo, start_snapshot, start_xid, "
+						"handler, owner_name, resolved_in) "
+						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+						"$10::pg_catalog.pg_snapshot, $11, $12, $13, $14) RETURNING id",
+						14, argtypes, values, nulls);
+		}
+		else
+			DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler, owner, command_tags, "
+						"object_types, schemas, max_attempts, echo, start_snapshot, start_xid) "
+						"VALUES ($1, $2, $3::pg_catalog.regprocedure, $4, $5, $6, $7, $8, $9, "
+						"$10::pg_catalog.pg_snapshot, $11) RETURNING id",
+						11, argtypes, values, nulls);
+	}
+	PG_FINALLY();
+	{
+		ddln_api_inserting = false;
+	}
+	PG_END_TRY();
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
 
