@@ -10,7 +10,9 @@
  * 1. A batch is one top-level transaction, READ COMMITTED.  It first locks
  *	  the subscriber's row FOR UPDATE SKIP LOCKED: whoever holds that lock is
  *	  the only deliverer of that subscriber (G8); a deliverer that cannot get
- *	  it leaves the subscriber to the one that has it.
+ *	  it leaves the subscriber to the one that has it.  With the lock it
+ *	  makes the handler's and owner's OIDs valid in this cluster (they are
+ *	  looked up again by name after pg_upgrade, see lifecycle.c).
  * 2. It reads the subscriber's pending events: processed bit clear and
  *	  transaction not visible in the subscription snapshot (G6).  There is no
  *	  cursor and no high-water mark: whatever is visible and pending is read,

@@ -38,7 +38,11 @@
  * are written as the extension owner, after the caller's rights were checked
  * (G10): EXECUTE on subscribe() (never granted to PUBLIC), EXECUTE on the
  * handler and USAGE on its schema; only the owner of a subscription or a
- * superuser may unsubscribe it or skip its events.
+ * superuser may unsubscribe it or skip its events.  subscribe() stores the
+ * handler and the owner by OID and by name (lifecycle.c) and flags its
+ * INSERT (ddln_api_inserting), so that the trigger subscriber_restore()
+ * treats every other INSERT as a restored row; against the SQL objects of
+ * 0.1.0 it writes that version's columns.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
