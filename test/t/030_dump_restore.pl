@@ -127,6 +127,8 @@ for my $format (sort keys %restore)
 {
 	my $db = "dst_$format";
 	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	# transaction ids are the cluster's: one that committed before the restore
+	my $xid_before = $node->safe_psql('postgres', 'SELECT pg_current_xact_id()');
 	$restore{$format}->($db);
 
 	is($node->safe_psql($db, $subs_q), $src_subs,
@@ -159,6 +161,14 @@ FROM ddl_notify.subscriber s}),
 		),
 		'5',
 		"G13 $format: subscriber_status and the table say when each subscriber was restored"
+	);
+
+	is( $node->safe_psql(
+			$db,
+			"SELECT count(*) FROM ddl_notify.subscriber WHERE pg_visible_in_snapshot('$xid_before', start_snapshot) AND start_xid > '$xid_before'"
+		),
+		'5',
+		"G13/G6 $format: each restored subscriber's subscription point is the restore's: what committed before it is not pending"
 	);
 
 	# the flaky one is fixed here; dead still fails
