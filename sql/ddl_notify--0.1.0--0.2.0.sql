@@ -61,3 +61,94 @@ CROSS JOIN LATERAL (
 	FROM ddl_notify.event e
 	WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)
 ) p;
+
+-- issue 15: subscribers survive pg_dump/pg_restore and pg_upgrade (G13).
+-- The handler becomes its qualified signature (text) next to its OID (no
+-- reg* column: pg_upgrade refuses those), the owner gets its name, and the
+-- subscriber and dead-letter tables are dumped by pg_dump.
+ALTER TABLE ddl_notify.subscriber
+	ADD COLUMN handler_oid oid,
+	ADD COLUMN owner_name name,
+	ADD COLUMN resolved_in bigint,
+	ADD COLUMN restored_at timestamptz;
+UPDATE ddl_notify.subscriber s
+   SET handler_oid = s.handler::pg_catalog.oid,
+	   owner_name = COALESCE((SELECT a.rolname FROM pg_catalog.pg_authid a
+							  WHERE a.oid OPERATOR(pg_catalog.=) s.owner), ''),
+	   resolved_in = (pg_catalog.pg_control_system()).system_identifier;
+
+-- the view reads the OID from now on, so that "handler" can change type
+CREATE OR REPLACE VIEW ddl_notify.subscriber_status AS
+SELECT s.name,
+	   s.handler_oid::pg_catalog.regprocedure AS handler,
+	   s.owner::regrole AS owner,
+	   p.pending,
+	   p.oldest_pending_id,
+	   p.oldest_pending_at,
+	   s.delivered,
+	   s.filtered,
+	   s.last_event_id,
+	   s.last_delivered_at,
+	   s.attempts,
+	   s.failing_event,
+	   -- another role's error text only for its members, superusers and
+	   -- pg_read_all_stats, as pg_stat_activity shows queries
+	   CASE WHEN s.last_error IS NULL
+				 OR pg_catalog.pg_has_role(s.owner, 'USAGE')
+				 OR pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+			THEN s.last_error ELSE '<insufficient privilege>' END AS last_error,
+	   s.last_error_sqlstate,
+	   s.last_error_at,
+	   s.next_retry_at,
+	   s.max_attempts,
+	   s.dead_letters,
+	   s.skipped,
+	   s.command_tags,
+	   s.object_types,
+	   s.schemas,
+	   s.echo,
+	   s.created_at,
+	   ddl_notify.delivery_status() AS delivery,
+	   s.restored_at
+FROM ddl_notify.subscriber s
+CROSS JOIN LATERAL (
+	SELECT pg_catalog.count(*) AS pending,
+		   pg_catalog.min(e.id) AS oldest_pending_id,
+		   pg_catalog.min(e.occurred_at) AS oldest_pending_at
+	FROM ddl_notify.event e
+	WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)
+) p;
+
+-- the signature as format_procedure_qualified() spells it (a handler's only
+-- argument is ddl_notify.event); a dropped handler keeps its OID's digits
+ALTER TABLE ddl_notify.subscriber
+	ALTER COLUMN handler TYPE text USING handler::pg_catalog.oid::pg_catalog.text;
+UPDATE ddl_notify.subscriber s
+   SET handler = pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'
+				 OPERATOR(pg_catalog.||) pg_catalog.quote_ident(p.proname)
+				 OPERATOR(pg_catalog.||) '(ddl_notify.event)'
+  FROM pg_catalog.pg_proc p
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+ WHERE p.oid OPERATOR(pg_catalog.=) s.handler_oid;
+ALTER TABLE ddl_notify.subscriber
+	ALTER COLUMN handler_oid SET NOT NULL,
+	ALTER COLUMN owner_name SET NOT NULL;
+
+COMMENT ON COLUMN ddl_notify.subscriber.handler IS
+	'the handler''s qualified signature (regprocedure text); handler_oid is its OID in the cluster resolved_in';
+COMMENT ON COLUMN ddl_notify.subscriber.resolved_in IS
+	'system identifier of the cluster where handler_oid and owner are valid; elsewhere they are resolved by name';
+COMMENT ON COLUMN ddl_notify.subscriber.restored_at IS
+	'when the row was restored from a dump (pg_restore, psql), NULL for subscribe()';
+
+CREATE FUNCTION ddl_notify.subscriber_restore() RETURNS trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'subscriber_restore';
+CREATE TRIGGER subscriber_restore BEFORE INSERT ON ddl_notify.subscriber
+	FOR EACH ROW EXECUTE FUNCTION ddl_notify.subscriber_restore();
+ALTER TABLE ddl_notify.subscriber ENABLE ALWAYS TRIGGER subscriber_restore;
+REVOKE ALL ON FUNCTION ddl_notify.subscriber_restore() FROM PUBLIC;
+
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.subscriber', '');
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.subscriber_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.dead_letter', '');
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.dead_letter_id_seq', '');

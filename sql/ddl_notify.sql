@@ -110,7 +110,7 @@ CREATE TABLE ddl_notify.subscriber (
 	id				integer GENERATED ALWAYS AS IDENTITY (CACHE 1) PRIMARY KEY,
 	name			text NOT NULL UNIQUE,
 	slot			integer NOT NULL UNIQUE CHECK (slot BETWEEN 0 AND 63),
-	handler			regprocedure NOT NULL,
+	handler			text NOT NULL,
 	owner			oid NOT NULL,
 	command_tags	text[],
 	object_types	text[],
@@ -132,11 +132,42 @@ CREATE TABLE ddl_notify.subscriber (
 	last_event_id	bigint,
 	last_delivered_at timestamptz,
 	dead_letters	bigint NOT NULL DEFAULT 0,
-	skipped			bigint NOT NULL DEFAULT 0
+	skipped			bigint NOT NULL DEFAULT 0,
+	-- where the OIDs above are valid (see below), and where the row came from
+	handler_oid		oid NOT NULL,
+	owner_name		name NOT NULL,
+	resolved_in		bigint,
+	restored_at		timestamptz
 );
 
 COMMENT ON TABLE ddl_notify.subscriber IS
 	'ddl_notify subscribers; change it only through subscribe(), unsubscribe() and skip()';
+
+/*
+ * A subscriber names its handler and owner twice (G13): by OID (handler_oid,
+ * owner), which follows renames and never calls a new function of an old
+ * name, and by name (handler: the qualified signature, regprocedure's text;
+ * owner_name), which survives pg_dump and pg_upgrade, where OIDs change and
+ * a reg* column would make pg_upgrade refuse the cluster.  The OIDs hold in
+ * the cluster whose system identifier is resolved_in; the engine resolves
+ * the names again anywhere else (after pg_upgrade) and refreshes the names
+ * of renamed objects.  A row that comes from pg_restore (any INSERT not made
+ * by subscribe()) gets, from subscriber_restore(), new OIDs, a free slot and
+ * a new subscription point: it receives the DDL that commits after it was
+ * restored.
+ */
+COMMENT ON COLUMN ddl_notify.subscriber.handler IS
+	'the handler''s qualified signature (regprocedure text); handler_oid is its OID in the cluster resolved_in';
+COMMENT ON COLUMN ddl_notify.subscriber.resolved_in IS
+	'system identifier of the cluster where handler_oid and owner are valid; elsewhere they are resolved by name';
+COMMENT ON COLUMN ddl_notify.subscriber.restored_at IS
+	'when the row was restored from a dump (pg_restore, psql), NULL for subscribe()';
+
+CREATE FUNCTION ddl_notify.subscriber_restore() RETURNS trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'subscriber_restore';
+CREATE TRIGGER subscriber_restore BEFORE INSERT ON ddl_notify.subscriber
+	FOR EACH ROW EXECUTE FUNCTION ddl_notify.subscriber_restore();
+ALTER TABLE ddl_notify.subscriber ENABLE ALWAYS TRIGGER subscriber_restore;
 
 /*
  * Events a subscriber with max_attempts gave up on, with the last error.
@@ -156,6 +187,13 @@ CREATE TABLE ddl_notify.dead_letter (
 
 COMMENT ON TABLE ddl_notify.dead_letter IS
 	'events a subscriber gave up on after max_attempts failures, with the last error';
+
+-- pg_dump keeps the subscribers and the dead letters (G13); the queue is not
+-- kept (its transaction ids mean nothing in another cluster).
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.subscriber', '');
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.subscriber_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.dead_letter', '');
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.dead_letter_id_seq', '');
 
 /*
  * True when the event (processed bits, xid) still waits for the subscriber in
@@ -231,7 +269,7 @@ COMMENT ON FUNCTION ddl_notify.delivery_status() IS
 
 CREATE VIEW ddl_notify.subscriber_status AS
 SELECT s.name,
-	   s.handler,
+	   s.handler_oid::pg_catalog.regprocedure AS handler,
 	   s.owner::regrole AS owner,
 	   p.pending,
 	   p.oldest_pending_id,
@@ -259,7 +297,8 @@ SELECT s.name,
 	   s.schemas,
 	   s.echo,
 	   s.created_at,
-	   ddl_notify.delivery_status() AS delivery
+	   ddl_notify.delivery_status() AS delivery,
+	   s.restored_at
 FROM ddl_notify.subscriber s
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,
@@ -283,6 +322,7 @@ REVOKE ALL ON FUNCTION ddl_notify.delivery_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_end() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_sql_drop() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_table_rewrite() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.subscriber_restore() FROM PUBLIC;
 
 -- Event triggers last: nothing above is recorded.
 CREATE EVENT TRIGGER ddl_notify_ddl_command_end ON ddl_command_end

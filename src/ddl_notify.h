@@ -18,6 +18,8 @@
  *					engine delivers
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
+ *	  lifecycle.c	subscribers through pg_dump/pg_restore, pg_upgrade and
+ *					ALTER EXTENSION UPDATE: OIDs and names, restored rows
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -101,6 +103,13 @@ extern int64 DdlnCounterNextNamed(const char *seqname);
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
 extern void DdlnFixSubscriptionPoint(void);
 extern char *DdlnSnapshotText(Snapshot snap);
+extern void DdlnLockApi(void);
+
+/* lifecycle.c */
+extern bool ddln_api_inserting;			/* subscribe() inserts its row */
+extern bool DdlnSubscriberHasNames(void);
+extern void DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
+								  Oid *owner, const char *owner_name, bool resolved_here);
 
 /* deliver.c */
 

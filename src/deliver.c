@@ -10,7 +10,9 @@
  * 1. A batch is one top-level transaction, READ COMMITTED.  It first locks
  *	  the subscriber's row FOR UPDATE SKIP LOCKED: whoever holds that lock is
  *	  the only deliverer of that subscriber (G8); a deliverer that cannot get
- *	  it leaves the subscriber to the one that has it.
+ *	  it leaves the subscriber to the one that has it.  With the lock it
+ *	  makes the handler's and owner's OIDs valid in this cluster (they are
+ *	  looked up again by name after pg_upgrade, see lifecycle.c).
  * 2. It reads the subscriber's pending events: processed bit clear and
  *	  transaction not visible in the subscription snapshot (G6).  There is no
  *	  cursor and no high-water mark: whatever is visible and pending is read,
@@ -117,6 +119,7 @@
 #include "utils/rel.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -159,15 +162,34 @@ static DdlnQuery q_list_subscribers = {
 	"SELECT id FROM ddl_notify.subscriber ORDER BY id", 0, {0}
 };
 
+/*
+ * The handler and owner are read by OID and by name ($2: this cluster's
+ * system identifier), see lifecycle.c; q_lock_subscriber_010 reads the
+ * subscriber table of 0.1.0, until ALTER EXTENSION UPDATE.
+ */
 static DdlnQuery q_lock_subscriber = {
+	"SELECT s.name, s.slot, s.handler_oid, s.owner, "
+	"       COALESCE(s.max_attempts, 0), "
+	"       (s.next_retry_at IS NULL OR s.next_retry_at <= pg_catalog.clock_timestamp()), "
+	"       s.next_retry_at, "
+	"       s.handler, s.owner_name, "
+	"       s.start_snapshot, s.start_xid, "
+	"       s.command_tags, s.object_types, s.schemas, s.echo, "
+	"       s.resolved_in IS NOT DISTINCT FROM $2 "
+	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
+	"FOR UPDATE OF s SKIP LOCKED",
+	2, {INT4OID, INT8OID}
+};
+
+static DdlnQuery q_lock_subscriber_010 = {
 	"SELECT s.name, s.slot, s.handler::pg_catalog.oid, s.owner, "
 	"       COALESCE(s.max_attempts, 0), "
 	"       (s.next_retry_at IS NULL OR s.next_retry_at <= pg_catalog.clock_timestamp()), "
 	"       s.next_retry_at, "
-	"       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid = s.handler::pg_catalog.oid), "
-	"       EXISTS (SELECT 1 FROM pg_catalog.pg_authid a WHERE a.oid = s.owner), "
+	"       NULL::pg_catalog.text, NULL::pg_catalog.name, "
 	"       s.start_snapshot, s.start_xid, "
-	"       s.command_tags, s.object_types, s.schemas, s.echo "
+	"       s.command_tags, s.object_types, s.schemas, s.echo, "
+	"       true "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	1, {INT4OID}
@@ -329,6 +351,8 @@ typedef struct DdlnSubscriber
 	TimestampTz next_retry;
 	bool		handler_exists;
 	bool		owner_exists;
+	char	   *handler_name;	/* qualified signature, NULL before 0.2.0 */
+	char	   *owner_name;		/* NULL before 0.2.0 */
 	Datum		start_snapshot; /* the subscription point (pg_snapshot) */
 	FullTransactionId start_xid;
 	DdlnFilter	command_tags;	/* what it wants */
@@ -969,14 +993,17 @@ DdlnConstraintsImmediate(void)
 static bool
 DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 {
-	Datum		values[1];
+	Datum		values[2];
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
 	Datum		d;
+	bool		names = DdlnSubscriberHasNames();
+	bool		resolved_here;
 
 	values[0] = Int32GetDatum(id);
-	DdlnRun(&q_lock_subscriber, values, NULL, false, 0);
+	values[1] = Int64GetDatum((int64) GetSystemIdentifier());
+	DdlnRun(names ? &q_lock_subscriber : &q_lock_subscriber_010, values, NULL, false, 0);
 	if (SPI_processed == 0)
 	{
 		SPI_freetuptable(SPI_tuptable);
@@ -993,8 +1020,8 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	sub->due = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
 	d = SPI_getbinval(tup, desc, 7, &isnull);
 	sub->next_retry = isnull ? 0 : DatumGetTimestampTz(d);
-	sub->handler_exists = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
-	sub->owner_exists = DatumGetBool(SPI_getbinval(tup, desc, 9, &isnull));
+	sub->handler_name = names ? SPI_getvalue(tup, desc, 8) : NULL;
+	sub->owner_name = names ? SPI_getvalue(tup, desc, 9) : NULL;
 	/* copied: the tuple table goes now, the batch reads them later */
 	sub->start_snapshot = datumCopy(SPI_getbinval(tup, desc, 10, &isnull), false, -1);
 	sub->start_xid = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 11, &isnull));
@@ -1002,7 +1029,15 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	DdlnReadFilter(tup, desc, 13, &sub->object_types);
 	DdlnReadFilter(tup, desc, 14, &sub->schemas);
 	sub->echo = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
+	resolved_here = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
 	SPI_freetuptable(SPI_tuptable);
+	if (names)
+		DdlnResolveSubscriber(id, sub->handler_name, &sub->handler, &sub->owner,
+							  sub->owner_name, resolved_here);
+	sub->handler_exists = OidIsValid(sub->handler) &&
+		SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(sub->handler));
+	sub->owner_exists = OidIsValid(sub->owner) &&
+		SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(sub->owner));
 	return true;
 }
 
@@ -1145,12 +1180,26 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	{
 		FmgrInfo	flinfo;
 
+		if (!sub->owner_exists && !OidIsValid(sub->owner))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("role \"%s\" that owns subscriber \"%s\" does not exist",
+							sub->owner_name ? sub->owner_name : "?", sub->name),
+					 errdetail("The subscriber was restored from a dump or upgraded, and no role of that name exists here."),
+					 errhint("Create the role, or let a superuser unsubscribe it.")));
 		if (!sub->owner_exists)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("role %u that owns subscriber \"%s\" does not exist",
 							sub->owner, sub->name),
 					 errhint("A superuser can unsubscribe it.")));
+		if (!sub->handler_exists && !OidIsValid(sub->handler))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("handler function %s of subscriber \"%s\" does not exist",
+							sub->handler_name ? sub->handler_name : "?", sub->name),
+					 errdetail("The subscriber was restored from a dump or upgraded, and no function of that signature exists here."),
+					 errhint("Create the function, or subscribe again with an existing one, or unsubscribe.")));
 		if (!sub->handler_exists)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_FUNCTION),

@@ -40,6 +40,12 @@
  * handler and USAGE on its schema; only the owner of a subscription or a
  * superuser may unsubscribe it or skip its events; a role other than a
  * superuser owns at most ddl_notify.max_subscribers_per_role subscribers.
+ * subscribe() stores the
+ * handler and the owner by OID and by name (lifecycle.c) and flags its
+ * INSERT (ddln_api_inserting), so that the trigger subscriber_restore()
+ * treats every other INSERT as a restored row; against the SQL objects of
+ * 0.1.0 it writes that version's columns.  Its id is drawn by counter.c
+ * (the identity's nextval() would become the caller's lastval(), G0).
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -49,6 +55,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -183,7 +190,7 @@ DdlnFixSubscriptionPoint(void)
 	SPI_finish();
 }
 
-static void
+void
 DdlnLockApi(void)
 {
 	LOCKTAG		tag;
@@ -412,11 +419,12 @@ subscribe(PG_FUNCTION_ARGS)
 	Oid			caller = GetUserId();
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	Oid			handler;
-	Datum		values[12];
-	char		nulls[12];
+	Datum		values[15];
+	char		nulls[15];
 	bool		isnull;
-	Oid			argtypes[12] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
-		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID, INT4OID};
+	Oid			argtypes[15] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
+		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID};
+	Datum		id_datum;
 	int32		id;
 	int32		slot;
 	bool		slot_null;
@@ -493,14 +501,49 @@ subscribe(PG_FUNCTION_ARGS)
 	values[10] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 
 	/* the id is drawn by counter.c: the identity's nextval() would be the caller's lastval() */
-	values[11] = Int32GetDatum((int32) DdlnCounterNextNamed("subscriber_id_seq"));
+	id_datum = Int32GetDatum((int32) DdlnCounterNextNamed("subscriber_id_seq"));
 
-	DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler, owner, command_tags, "
-				"object_types, schemas, max_attempts, echo, start_snapshot, start_xid, id) "
-				"OVERRIDING SYSTEM VALUE "
-				"VALUES ($1, $2, $3::pg_catalog.regprocedure, $4, $5, $6, $7, $8, $9, "
-				"$10::pg_catalog.pg_snapshot, $11, $12) RETURNING id",
-				12, argtypes, values, nulls);
+	ddln_api_inserting = true;
+	PG_TRY();
+	{
+		if (DdlnSubscriberHasNames())
+		{
+			/* 0.2.0: the handler and owner by OID and by name (G13) */
+			argtypes[11] = TEXTOID;
+			values[11] = CStringGetTextDatum(format_procedure_qualified(handler));
+			argtypes[12] = NAMEOID;
+			values[12] = DirectFunctionCall1(namein,
+											 CStringGetDatum(GetUserNameFromId(caller, false)));
+			argtypes[13] = INT8OID;
+			values[13] = Int64GetDatum((int64) GetSystemIdentifier());
+			argtypes[14] = INT4OID;
+			values[14] = id_datum;
+			DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler_oid, owner, command_tags, "
+						"object_types, schemas, max_attempts, echo, start_snapshot, start_xid, "
+						"handler, owner_name, resolved_in, id) "
+						"OVERRIDING SYSTEM VALUE "
+						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+						"$10::pg_catalog.pg_snapshot, $11, $12, $13, $14, $15) RETURNING id",
+						15, argtypes, values, nulls);
+		}
+		else
+		{
+			/* 0.1.0's columns */
+			argtypes[11] = INT4OID;
+			values[11] = id_datum;
+			DdlnApiExec("INSERT INTO ddl_notify.subscriber (name, slot, handler, owner, command_tags, "
+						"object_types, schemas, max_attempts, echo, start_snapshot, start_xid, id) "
+						"OVERRIDING SYSTEM VALUE "
+						"VALUES ($1, $2, $3::pg_catalog.regprocedure, $4, $5, $6, $7, $8, $9, "
+						"$10::pg_catalog.pg_snapshot, $11, $12) RETURNING id",
+						12, argtypes, values, nulls);
+		}
+	}
+	PG_FINALLY();
+	{
+		ddln_api_inserting = false;
+	}
+	PG_END_TRY();
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
 

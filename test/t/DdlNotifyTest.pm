@@ -220,4 +220,51 @@ FROM (SELECT object_identity, count(*) AS n FROM public.log_$sub
 	return;
 }
 
+# lifecycle_handler(NODE, DB, NAME): a handler public.lc_NAME(ddl_notify.event)
+# for the life-cycle tests (dump/restore, pg_upgrade, extension update): it
+# appends (NAME, event id, tag, identity, database) to public.lc_log, whose
+# serial n is the order of the calls, and raises while public.gate says
+# NAME is closed.  Any role may run it (the table is writable by PUBLIC).
+sub lifecycle_handler
+{
+	my ($node, $db, $name) = @_;
+	$node->safe_psql(
+		$db, qq{
+CREATE TABLE IF NOT EXISTS public.gate (sub text PRIMARY KEY, open boolean NOT NULL);
+CREATE TABLE IF NOT EXISTS public.lc_log (
+	n bigserial,
+	sub text NOT NULL,
+	event_id bigint NOT NULL,
+	command_tag text,
+	object_identity text,
+	db text NOT NULL DEFAULT current_database(),
+	as_user name NOT NULL DEFAULT current_user);
+GRANT SELECT ON public.gate TO PUBLIC;
+GRANT SELECT, INSERT ON public.lc_log TO PUBLIC;
+GRANT USAGE ON SEQUENCE public.lc_log_n_seq TO PUBLIC;
+CREATE OR REPLACE FUNCTION public.lc_$name(e ddl_notify.event) RETURNS void
+LANGUAGE plpgsql AS \$f\$
+BEGIN
+	IF NOT coalesce((SELECT g.open FROM public.gate g WHERE g.sub = '$name'), true) THEN
+		RAISE EXCEPTION 'subscriber $name is closed (event %)', e.id;
+	END IF;
+	INSERT INTO public.lc_log (sub, event_id, command_tag, object_identity)
+	VALUES ('$name', e.id, e.command_tag, e.object_identity);
+END
+\$f\$;
+});
+	return;
+}
+
+# lifecycle_log(NODE, DB, SUB, WHERE): SUB's handled CREATE TABLE events in
+# call order, as "identity identity ...", from the rows matching WHERE.
+sub lifecycle_log
+{
+	my ($node, $db, $sub, $where) = @_;
+	return $node->safe_psql($db,
+		"SELECT string_agg(object_identity, ' ' ORDER BY n) FROM public.lc_log "
+		  . "WHERE sub = '$sub' AND command_tag = 'CREATE TABLE'"
+		  . (defined $where ? " AND $where" : ''));
+}
+
 1;
