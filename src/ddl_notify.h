@@ -12,8 +12,8 @@
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
- *	  worker.c		launcher and per-database workers; they schedule, the
- *					engine delivers
+ *	  worker.c		launcher and the pool of delivery workers; they
+ *					schedule, the engine delivers
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -57,6 +57,8 @@ extern int	ddln_handler_timeout;
 extern int	ddln_max_workers;
 extern int	ddln_poll_interval;
 extern int	ddln_stream_interval;
+extern int	ddln_worker_idle_timeout;
+extern int	ddln_max_workers_per_database;
 
 /* ddl_notify.c */
 typedef struct DdlnSafeState
@@ -103,6 +105,8 @@ typedef struct DdlnRoundResult
 	int64		handled;		/* events marked handled (incl. filtered) */
 	int			failures;		/* failed attempts recorded */
 	bool		more;			/* work was left for another round */
+	int			busy;			/* subscribers skipped: another deliverer
+								 * held them */
 	TimestampTz next_retry;		/* earliest backoff expiry, 0 if none */
 } DdlnRoundResult;
 
@@ -134,6 +138,8 @@ extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
 extern void DdlnWorkerShmemRequest(void);
 extern void DdlnRegisterLauncher(void);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
+extern void DdlnWakeWorkerAtCommit(void);
+extern void DdlnRequestRetry(Oid dboid, TimestampTz at);
 extern void DdlnNotifyLauncher(void);
 extern bool DdlnStopDatabaseWorker(Oid dboid);
 extern bool DdlnAutomaticDelivery(void);

@@ -1181,6 +1181,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 
 		if (!DdlnLockSubscriber(id, &sub))
 		{
+			result->busy++;
 			SPI_commit();
 			DdlnStartTransaction();
 			return false;
@@ -1449,6 +1450,8 @@ deliver(PG_FUNCTION_ARGS)
 				 errhint("Run CALL ddl_notify.deliver() as a statement of its own.")));
 
 	DdlnDeliverRound(&result, true);
+	/* a subscriber left in backoff: a pool worker comes back for it */
+	DdlnRequestRetry(MyDatabaseId, result.next_retry);
 
 	if (result.failures > 0)
 		ereport(NOTICE,
