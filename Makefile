@@ -9,6 +9,8 @@
 #   make test               every suite: pg_regress, isolation, TAP; last line
 #                           "N passed, M failed"
 #   make bench              benchmarks; they print figures and never fail
+#                           (test/bench/run.sh, then the worker pool's,
+#                           test/bench/pool.sh)
 
 EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
@@ -64,3 +66,4 @@ test: deps
 bench: deps
 	@bash test/tools/build.sh
 	@bash test/bench/run.sh
+	@bash test/bench/pool.sh
