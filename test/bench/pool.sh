@@ -12,8 +12,8 @@
 #      handler start, p50/p99.  Goal p99 <= 200 ms.
 #   2. warm latency: the same in databases whose worker is running.  Goal
 #      p50 <= 2 ms.
-#   3. one DDL in every database at once (8 clients): from the first commit
-#      to the last handler start.  Goal <= 5 s.
+#   3. one DDL in every database at once (16 clients): from the first commit
+#      to the last handler start (and from the last commit).  Goal <= 5 s.
 #   4. a fast subscriber next to one whose handler takes 1 s per event, in
 #      one database: the fast one's commit-to-handler p50/p99 (goal: as in
 #      2).
@@ -131,12 +131,12 @@ ddl_notify.worker_idle_timeout = '1s'"
 	done
 	printf '   %d databases idle: %d ddl_notify process(es) (the launcher), private memory %d kB in all\n' "$NDB" "$idle_n" "$idle_kb"
 
-	echo "-- 3. one DDL in every database at once (8 clients)"
+	echo "-- 3. one DDL in every database at once (16 clients)"
 	for i in $(seq 1 "$NDB"); do q P "d$i" "TRUNCATE public.bench_latency" >/dev/null; done
 	t0=$(now_ms)
 	for i in $(seq 1 "$NDB"); do
 		q P "d$i" "CREATE TABLE burst (a int)" >/dev/null &
-		if ((i % 8 == 0)); then wait; fi
+		if ((i % 16 == 0)); then wait; fi
 	done
 	wait
 	for i in $(seq 1 "$NDB"); do
@@ -149,8 +149,9 @@ ddl_notify.worker_idle_timeout = '1s'"
 	for i in $(seq 1 "$NDB"); do
 		q P "d$i" "SELECT extract(epoch FROM pg_xact_commit_timestamp(xid(l.xid))) * 1000, extract(epoch FROM l.handler_start) * 1000 FROM public.bench_latency l" >>"$f"
 	done
-	awk -F '|' 'NR == 1 { c = $1; h = $2 } { if ($1 < c) c = $1; if ($2 > h) h = $2; n++ }
-		END { printf "   %d databases: first commit to last handler start %.2f s; goal <= 5 s: %s\n", n, (h - c) / 1000, ((h - c) <= 5000 ? "PASS" : "MISS") }' "$f"
+	awk -F '|' 'NR == 1 { c = $1; l = $1; h = $2 } { if ($1 < c) c = $1; if ($1 > l) l = $1; if ($2 > h) h = $2; n++ }
+		END { printf "   %d databases: first commit to last handler start %.2f s (goal <= 5 s: %s); the commits took %.2f s to issue, the last handler started %.2f s after the last commit\n",
+				n, (h - c) / 1000, ((h - c) <= 5000 ? "PASS" : "MISS"), (l - c) / 1000, (h - l) / 1000 }' "$f"
 	printf '   (client side, first statement to last wait_for_delivery: %.2f s)\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1000 }')"
 
 	echo "-- 4. a fast subscriber next to one taking 1 s per event, one database ($((NS / 2)) samples)"
