@@ -12,10 +12,12 @@
 #     the database for a new worker), and checks after every stream that
 #     wait_for_delivery() is true: nothing lost, and each event handled
 #     exactly once (UNIQUE log), by several successive workers.
-#     Caught: a committer that counts an EXITING worker as serving its
-#     database (sets its flag, queues nothing: the stream's last commits
-#     wait for ever, and the race line never shows); a worker that exits
-#     though its wake flag was set (commits seen by no round).
+#     Caught (checked): a committer that counts an EXITING worker as
+#     serving its database (sets its flag, queues nothing: the stream's
+#     last commits wait for ever, and the race line never shows).
+#     Not caught: a worker that exits though its wake flag was set in the
+#     microseconds between its last look at the flag and its exit decision
+#     (DdlnWorkerLeave); that window is too narrow for a stream to hit.
 
 use strict;
 use warnings FATAL => 'all';
