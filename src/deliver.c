@@ -95,6 +95,9 @@
 
 PG_FUNCTION_INFO_V1(deliver);
 
+/* set by a pool worker: true ends a round that has work left (result.more) */
+bool		(*ddln_round_yield_hook) (void) = NULL;
+
 /* How many batches one subscriber gets before the round moves on. */
 #define DDLN_BATCHES_PER_TURN	4
 
@@ -1411,6 +1414,12 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 				more = true;
 		}
 		pfree(ids);
+		/* a pool worker whose time slice is over stops here (worker.c) */
+		if (more && ddln_round_yield_hook != NULL && ddln_round_yield_hook())
+		{
+			result->more = true;
+			break;
+		}
 	}
 
 	/*

@@ -40,9 +40,11 @@
  *	 flag was set meanwhile.
  * - Order and fairness: the launcher starts workers for queued databases
  *	 in order of their "queued since" (a due retry counts from its time).
- *	 A worker that still has work after a round while some database waits,
- *	 and has served for DDLN_TIME_SLICE_MS, gives its slot up: it queues its
- *	 own database again (behind those waiting) and exits.  A worker inside
+ *	 A worker that has served for DDLN_TIME_SLICE_MS while some database
+ *	 waits ends its round early, after the engine's current pass over the
+ *	 subscribers (ddln_round_yield_hook; a pass gives each subscriber a
+ *	 turn of a few batches), and gives its slot up: it queues its own
+ *	 database again (behind those waiting) and exits.  A worker inside
  *	 one long handler call cannot give up its slot until that call returns
  *	 (ddl_notify.handler_timeout bounds it).
  * - A slow subscriber delays no other: when every worker of a database has
@@ -1584,6 +1586,24 @@ DdlnWorkerDetach(int code, Datum arg)
 }
 
 /*
+ * Asked by the engine between two passes over the subscribers of a round
+ * that has work left: is this worker's time slice over while another
+ * database waits?  Then the round ends (result.more) and the worker gives
+ * its slot up.
+ */
+static bool
+DdlnSliceOver(void)
+{
+	bool		others_wait;
+
+	LWLockAcquire(ddln_shared->lock, LW_SHARED);
+	others_wait = ddln_shared->nwaiting > 0;
+	LWLockRelease(ddln_shared->lock);
+	return others_wait &&
+		TimestampDifferenceExceeds(my_slot->since, GetCurrentTimestamp(), DDLN_TIME_SLICE_MS);
+}
+
+/*
  * A round has lasted DDLN_HELP_AFTER_MS: wake the launcher, which may start
  * a helper (a timeout handler: SetLatch is safe in a signal handler, and
  * the launcher's latch pointer is read as one word).
@@ -1771,6 +1791,7 @@ DdlnWorkerMain(Datum arg)
 	loopcxt = AllocSetContextCreate(TopMemoryContext, "ddl_notify worker loop",
 									ALLOCSET_DEFAULT_SIZES);
 	long_round_timeout = RegisterTimeout(USER_TIMEOUT, DdlnRoundIsLong);
+	ddln_round_yield_hook = DdlnSliceOver;
 	last_busy = GetCurrentTimestamp();
 	for (;;)
 	{

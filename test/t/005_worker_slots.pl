@@ -22,6 +22,11 @@
 #     DDLN_DB_NO_EXTENSION state): db1 never got a worker, 1 run in 6.
 #     Caught too: an idle worker that keeps its slot while another database
 #     waits (db2 would wait for the idle timeout, 10 minutes).
+# G14: fairness: while db1's worker has a backlog of 500 events (10 ms each,
+#     one per batch), a DDL in db2 is delivered before that backlog is done:
+#     db1's worker gives its slot up after its time slice (1 s) and db1
+#     queues again behind db2.  Caught: a worker that keeps its slot while
+#     it has work (db2 waits for the whole backlog).
 
 use strict;
 use warnings FATAL => 'all';
@@ -118,6 +123,38 @@ is( $node->safe_psql(
 		'postgres',
 		"SELECT count(*) <= 1 FROM pg_stat_activity WHERE backend_type = 'ddl_notify worker'"),
 	't', 'G14: never more than one worker');
+
+# fairness: a worker with work left gives its slot up after its time slice
+# when another database waits; the waiting one is served while the busy one
+# still has a backlog (of 5 s at least: 500 handler calls of 10 ms)
+$node->safe_psql(
+	'postgres', q{
+ALTER SYSTEM SET ddl_notify.batch_size = 1;
+SELECT pg_reload_conf();
+});
+$node->safe_psql(
+	'db1', q{
+CREATE FUNCTION public.h_slow(e ddl_notify.event) RETURNS void
+LANGUAGE sql AS 'SELECT pg_sleep(0.01)';
+SELECT ddl_notify.subscribe('slow', 'public.h_slow(ddl_notify.event)');
+});
+DdlNotifyTest::create_tables($node, 'db1', 'backlog', 1, 500, txn => 1);
+ok( $node->poll_query_until(
+		'db1',
+		"SELECT count(*) > 0 FROM ddl_notify.worker_pool() WHERE database = 'db1' AND state = 'delivering'"),
+	'G14: db1\'s worker delivers its backlog');
+my @fair = DdlNotifyTest::create_tables($node, 'db2', 'fair', 1, 1);
+is(DdlNotifyTest::wait_for_delivery($node, 'db2'),
+	't', 'G14: db2 is served while db1 has a backlog');
+cmp_ok(
+	$node->safe_psql('db1',
+		"SELECT pending FROM ddl_notify.subscriber_status WHERE name = 'slow'"),
+	'>', 0,
+	'G14: ... before db1\'s backlog is done: its worker gave up its slot after a time slice');
+is(DdlNotifyTest::wait_for_delivery($node, 'db1'),
+	't', 'G14: db1 gets the slot back and finishes');
+DdlNotifyTest::check_exactly_once($node, 'db2', 's', [ @waiting, @fair ],
+	'G14 fairness');
 
 $locker->quit;
 $node->stop;

@@ -4,7 +4,9 @@
 # 018_pool_exit_race.pl: a worker's idle exit racing new commits (issue 16).
 #
 # G14, G3, G8: with ddl_notify.worker_idle_timeout = 0 a worker leaves the
-#     pool after every round that leaves it nothing to do, so under a stream
+#     pool after every round that leaves it nothing to do (and with
+#     ddl_notify.stream_interval = 0 it does not wait for more commits after
+#     a round), so under a stream
 #     of DDL commits the commits keep meeting a worker that is deciding to
 #     exit, or has decided.  The test runs streams of 50 one-statement
 #     transactions until the server log shows that a commit found its
@@ -32,6 +34,7 @@ my $node = DdlNotifyTest::new_node(
 	'exitrace', conf => q{
 ddl_notify.max_workers = 1
 ddl_notify.worker_idle_timeout = 0
+ddl_notify.stream_interval = 0
 log_min_messages = debug1
 });
 $node->safe_psql('postgres', 'CREATE DATABASE race');
@@ -44,7 +47,17 @@ my @late;
 my $seen = 0;
 for my $stream (1 .. 40)
 {
-	push @all, DdlNotifyTest::create_tables($node, 'race', "r$stream", 1, 50);
+	# one transaction per CREATE TABLE, with gaps of 0-8 ms between them so
+	# that commits land in every phase of a worker's exit (load shaping:
+	# nothing waits on these gaps; the checks wait on conditions)
+	my $sql = '';
+	for my $i (1 .. 50)
+	{
+		$sql .= "CREATE TABLE public.r${stream}_$i (id int);\n"
+		  . "SELECT pg_sleep(random() * 0.008);\n";
+		push @all, "public.r${stream}_$i";
+	}
+	$node->safe_psql('race', $sql);
 	push @late, $stream
 	  if DdlNotifyTest::wait_for_delivery($node, 'race') ne 't';
 	if ($node->log_contains(qr/found the worker of database \d+ exiting/, $log_offset))
