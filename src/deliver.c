@@ -51,7 +51,10 @@
  * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both
  * call DdlnDeliverRound() inside a started transaction; it commits and
  * starts transactions through SPI_commit/SPI_rollback, and leaves a fresh,
- * empty transaction for the caller to finish.
+ * empty transaction for the caller to finish.  A pool worker may end a
+ * round early, between two passes over the subscribers, to give its slot
+ * to another database (ddln_round_yield_hook, worker.c); the round result
+ * then says "more".
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
