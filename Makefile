@@ -9,6 +9,8 @@
 #   make test               every suite: pg_regress, isolation, TAP; last line
 #                           "N passed, M failed"
 #   make bench              benchmarks; they print figures and never fail
+#                           (test/bench/run.sh, then the worker pool's,
+#                           test/bench/pool.sh)
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one
@@ -70,10 +72,12 @@ test: deps
 bench: deps
 	@bash test/tools/build.sh
 	@bash test/bench/run.sh
+	@bash test/bench/pool.sh
 
 mutate: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/tools/mutate.sh $(if $(MUTATION),test/mutations/$(MUTATION).patch,--all)
+
 test-pg-regress: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/pgregress/run.sh

@@ -152,3 +152,14 @@ SELECT pg_catalog.pg_extension_config_dump('ddl_notify.subscriber', '');
 SELECT pg_catalog.pg_extension_config_dump('ddl_notify.subscriber_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('ddl_notify.dead_letter', '');
 SELECT pg_catalog.pg_extension_config_dump('ddl_notify.dead_letter_id_seq', '');
+-- issue 16: the delivery worker pool, listed for monitoring
+CREATE FUNCTION ddl_notify.worker_pool(
+	OUT datid oid, OUT database name, OUT pid integer, OUT state text,
+	OUT since timestamptz, OUT delivered bigint, OUT round_started timestamptz)
+RETURNS SETOF record
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'worker_pool';
+
+COMMENT ON FUNCTION ddl_notify.worker_pool() IS
+	'the delivery worker pool, cluster-wide: one row per worker (starting, delivering, idle, exiting) and per database queued for one or waiting for a retry time';
+
+REVOKE ALL ON FUNCTION ddl_notify.worker_pool() FROM PUBLIC;

@@ -267,6 +267,15 @@ LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'delivery_status';
 COMMENT ON FUNCTION ddl_notify.delivery_status() IS
 	'how events reach subscribers in this database: automatic (worker pid), manual, or waiting for a worker slot';
 
+CREATE FUNCTION ddl_notify.worker_pool(
+	OUT datid oid, OUT database name, OUT pid integer, OUT state text,
+	OUT since timestamptz, OUT delivered bigint, OUT round_started timestamptz)
+RETURNS SETOF record
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'worker_pool';
+
+COMMENT ON FUNCTION ddl_notify.worker_pool() IS
+	'the delivery worker pool, cluster-wide: one row per worker (starting, delivering, idle, exiting) and per database queued for one or waiting for a retry time';
+
 CREATE VIEW ddl_notify.subscriber_status AS
 SELECT s.name,
 	   s.handler_oid::pg_catalog.regprocedure AS handler,
@@ -319,6 +328,7 @@ REVOKE ALL ON FUNCTION ddl_notify.skip(text, bigint) FROM PUBLIC;
 REVOKE ALL ON PROCEDURE ddl_notify.deliver() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.wait_for_delivery(interval) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.delivery_status() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.worker_pool() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_end() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_sql_drop() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_table_rewrite() FROM PUBLIC;

@@ -18,7 +18,8 @@
  *	 transaction that recorded events draws its position in commit order.
  *
  * - Wake-up on commit (worker.c).  Once a transaction that recorded events has
- *	 committed, the database's delivery worker is woken.  Nothing is believed
+ *	 committed, the database's delivery worker is woken, or the database is
+ *	 queued for one from the pool.  Nothing is believed
  *	 before COMMIT: the callback runs at XACT_EVENT_COMMIT, never earlier.
  *
  * The utility hook remembers the text of the statement being executed, so
@@ -62,6 +63,8 @@ int			ddln_max_query_length = 65536;
 int			ddln_batch_memory = 8192;
 int			ddln_lock_timeout = 1000;
 int			ddln_max_subscribers_per_role = 16;
+int			ddln_worker_idle_timeout = 10000;
+int			ddln_max_workers_per_database = 2;
 
 /* the statement being executed, for capture.c */
 static const char *ddln_stmt_string = NULL;
@@ -116,7 +119,7 @@ _PG_init(void)
 	/* a server-start setting can only be defined while preloading */
 	if (process_shared_preload_libraries_in_progress)
 		DefineCustomIntVariable("ddl_notify.max_workers",
-								"Sets how many per-database delivery workers may run at once.",
+								"Sets how many delivery workers may run at once, for all databases together.",
 								"Zero turns automatic delivery off; CALL ddl_notify.deliver() still works.",
 								&ddln_max_workers, 8, 0, 1024,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
@@ -157,6 +160,17 @@ _PG_init(void)
 							"Superusers are not limited. The database's limit of 64 applies as well.",
 							&ddln_max_subscribers_per_role, 16, 1, DDLN_MAX_SUBSCRIBERS,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.worker_idle_timeout",
+							"Sets how long a delivery worker with nothing to do stays before it gives its slot back.",
+							"A commit in a database without a worker starts one; an idle worker also leaves at once when another database waits for a slot.",
+							&ddln_worker_idle_timeout, 10000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ddl_notify.max_workers_per_database",
+							"Sets how many delivery workers may serve one database at once.",
+							"A second worker serves the other subscribers of a database whose worker is busy in a slow handler; 1 turns that off.",
+							&ddln_max_workers_per_database, 2, 1, 1024,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("ddl_notify");
 

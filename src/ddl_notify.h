@@ -20,6 +20,8 @@
  *					capture also as a logical decoding message (CDC)
  *	  lifecycle.c	subscribers through pg_dump/pg_restore, pg_upgrade and
  *					ALTER EXTENSION UPDATE: OIDs and names, restored rows
+ *	  worker.c		launcher and the pool of delivery workers; they
+ *					schedule, the engine delivers
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -69,6 +71,8 @@ extern int	ddln_max_query_length;
 extern int	ddln_batch_memory;
 extern int	ddln_lock_timeout;
 extern int	ddln_max_subscribers_per_role;
+extern int	ddln_worker_idle_timeout;
+extern int	ddln_max_workers_per_database;
 
 /* ddl_notify.c */
 typedef struct DdlnSafeState
@@ -131,10 +135,13 @@ typedef struct DdlnRoundResult
 	int64		handled;		/* events marked handled (incl. filtered) */
 	int			failures;		/* failed attempts recorded */
 	bool		more;			/* work was left for another round */
+	int			busy;			/* subscribers skipped: another deliverer
+								 * held them */
 	TimestampTz next_retry;		/* earliest backoff expiry, 0 if none */
 } DdlnRoundResult;
 
 extern void DdlnDeliverRound(DdlnRoundResult *result, bool sweep);
+extern bool (*ddln_round_yield_hook) (void);
 extern void DdlnStartTransaction(void);
 extern void DdlnMarkHandled(const char *subname, int32 slot,
 							const DdlnEventKey *events, int n);
@@ -165,6 +172,8 @@ extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId
 extern void DdlnWorkerShmemRequest(void);
 extern void DdlnRegisterLauncher(void);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
+extern void DdlnWakeWorkerAtCommit(void);
+extern void DdlnRequestRetry(Oid dboid, TimestampTz at);
 extern void DdlnNotifyLauncher(void);
 extern bool DdlnStopDatabaseWorker(Oid dboid);
 extern bool DdlnAutomaticDelivery(void);

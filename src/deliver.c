@@ -82,7 +82,10 @@
  * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both
  * call DdlnDeliverRound() inside a started transaction; it commits and
  * starts transactions through SPI_commit/SPI_rollback, and leaves a fresh,
- * empty transaction for the caller to finish.
+ * empty transaction for the caller to finish.  A pool worker may end a
+ * round early, between two passes over the subscribers, to give its slot
+ * to another database (ddln_round_yield_hook, worker.c); the round result
+ * then says "more".
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -127,6 +130,9 @@
 #include "ddl_notify.h"
 
 PG_FUNCTION_INFO_V1(deliver);
+
+/* set by a pool worker: true ends a round that has work left (result.more) */
+bool		(*ddln_round_yield_hook) (void) = NULL;
 
 /* How many batches one subscriber gets before the round moves on. */
 #define DDLN_BATCHES_PER_TURN	4
@@ -1517,6 +1523,7 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 
 		if (!DdlnLockSubscriber(id, &sub))
 		{
+			result->busy++;
 			SPI_commit();
 			DdlnStartTransaction();
 			return false;
@@ -1795,6 +1802,12 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 				more = true;
 		}
 		pfree(ids);
+		/* a pool worker whose time slice is over stops here (worker.c) */
+		if (more && ddln_round_yield_hook != NULL && ddln_round_yield_hook())
+		{
+			result->more = true;
+			break;
+		}
 	}
 
 	/*
@@ -1835,6 +1848,8 @@ deliver(PG_FUNCTION_ARGS)
 				 errhint("Run CALL ddl_notify.deliver() as a statement of its own.")));
 
 	DdlnDeliverRound(&result, true);
+	/* a subscriber left in backoff: a pool worker comes back for it */
+	DdlnRequestRetry(MyDatabaseId, result.next_retry);
 
 	if (result.failures > 0)
 		ereport(NOTICE,

@@ -661,6 +661,8 @@ skip(PG_FUNCTION_ARGS)
 				"WHERE id OPERATOR(pg_catalog.=) $1",
 				2, argtypes, values, NULL);
 	SPI_finish();
+	/* its later events were waiting behind this one: a worker at commit */
+	DdlnWakeWorkerAtCommit();
 	PG_RETURN_VOID();
 }
 

@@ -805,7 +805,9 @@ main()
 	pgq_prepare
 
 	section "cluster W: shared_preload_libraries = ddl_notify, worker on, track_commit_timestamp, synchronous_commit = $SYNC"
+	# the worker of b_mem must stay while its subscriber is held off (memory_bench)
 	cluster_start W "shared_preload_libraries = 'ddl_notify'
+ddl_notify.worker_idle_timeout = '1h'
 track_commit_timestamp = on
 synchronous_commit = $SYNC
 autovacuum_naptime = $NAPTIME

@@ -110,6 +110,9 @@ ddl_notify.retry_initial_delay = '5ms'
 ddl_notify.retry_max_delay = '20ms'
 track_commit_timestamp = on
 deadlock_timeout = '100ms'
+# one worker for the whole run, so that its pid proves no crash restart
+ddl_notify.worker_idle_timeout = '1h'
+ddl_notify.max_workers_per_database = 1
 log_statement = 'none'
 log_min_duration_statement = -1
 max_connections = 40

@@ -32,7 +32,11 @@ use constant LOCK_KEY => 4242;
 
 # new_node(NAME, conf => EXTRA, allows_streaming => BOOL): a started node.
 # A cluster that preloads ddl_notify, with short retry delays so that a
-# failing subscriber is retried promptly once fixed.
+# failing subscriber is retried promptly once fixed, workers that stay idle
+# for 10 minutes (ddl_notify.worker_idle_timeout) and one worker per
+# database at most (ddl_notify.max_workers_per_database), so that a test
+# can look at "the" worker of a database whenever its flow says; tests of
+# the pool set their own (conf is appended after, and wins).
 sub new_node
 {
 	my ($name, %opt) = @_;
@@ -43,6 +47,8 @@ sub new_node
 shared_preload_libraries = 'ddl_notify'
 ddl_notify.retry_initial_delay = '100ms'
 ddl_notify.retry_max_delay = '200ms'
+ddl_notify.worker_idle_timeout = '10min'
+ddl_notify.max_workers_per_database = 1
 } . ($opt{conf} // ''));
 	$node->start;
 	return $node;

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# test/bench/pool.sh: the delivery worker pool with many databases (issue 16;
+# `make bench` runs it after run.sh).
+#
+# What it measures, on one cluster with BENCH_POOL_DBS databases (default
+# 200), one trivial subscriber each (the handler writes clock_timestamp()
+# and the event's xid; track_commit_timestamp gives the commit time), and
+# ddl_notify.max_workers = 4:
+#   1. cold latency: one DDL at a time in a random database with no running
+#      worker (ddl_notify.worker_idle_timeout = 1s, and a database is
+#      picked only when worker_pool() has no worker there): commit to
+#      handler start, p50/p99.  Goal p99 <= 200 ms.
+#   2. warm latency: the same in databases whose worker is running.  Goal
+#      p50 <= 2 ms.
+#   3. one DDL in every database at once (16 clients): from the first commit
+#      to the last handler start (and from the last commit).  Goal <= 5 s.
+#   3b. the same without the clients' pace: one event pending in every
+#      database (written while ddl_notify.max_workers = 0), then a restart
+#      with the pool: from the first handler start to the last (the
+#      launcher probes every database at start).  Goal <= 5 s.
+#   4. a fast subscriber next to one whose handler takes 1 s per event, in
+#      one database: the fast one's commit-to-handler p50/p99 (goal: as in
+#      2).
+#   5. memory: the private memory (RssAnon) of every ddl_notify process,
+#      summed, with all databases idle after the idle timeout, and of one
+#      worker serving a database.  Goal: no growth per idle database.
+#
+# Rules: prints figures, never fails for a missed goal (non-zero only when
+# it could not run); throwaway cluster in a temp dir (lib.sh), removed at
+# exit.  Environment: BENCH_POOL_DBS (databases), BENCH_POOL_SAMPLES
+# (latency samples per series, default 100), BENCH_KEEP=1.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+NDB=${BENCH_POOL_DBS:-200}
+NS=${BENCH_POOL_SAMPLES:-100}
+FILES=$BENCH_DIR
+
+# pct FILE: "p50 p99 max n" of the numbers in FILE (one per line)
+pct()
+{
+	sort -g "$1" | awk '{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "nan nan nan 0"; exit }
+			i50 = int(0.5 * (NR - 1)) + 1; i99 = int(0.99 * (NR - 1)) + 1
+			printf "%.3f %.3f %.3f %d\n", v[i50], v[i99], v[NR], NR
+		}'
+}
+
+# latency_of DB: the commit-to-handler times (ms) of DB's events so far
+latency_of()
+{
+	q P "$1" "SELECT extract(epoch FROM l.handler_start - pg_xact_commit_timestamp(xid(l.xid))) * 1000
+		FROM public.bench_latency l"
+}
+
+main()
+{
+	local t0 t1 i db out f n p50 p99 max idle_kb idle_n one_kb
+	bench_init
+	echo "== ddl_notify pool benchmark: $NDB databases, max_workers = 4, PostgreSQL $PG_MAJOR, $(nproc) CPUs, load $(cut -d ' ' -f 1-3 /proc/loadavg)"
+	cluster_start P "shared_preload_libraries = 'ddl_notify'
+track_commit_timestamp = on
+synchronous_commit = off
+max_connections = 100
+max_worker_processes = 16
+ddl_notify.max_workers = 4
+ddl_notify.worker_idle_timeout = '1s'"
+
+	q P postgres "CREATE DATABASE tpl" >/dev/null
+	q_file P tpl "$FILES/sql/latency.sql" >/dev/null
+	t0=$(now_ms)
+	for i in $(seq 1 "$NDB"); do
+		q P postgres "CREATE DATABASE d$i TEMPLATE tpl" >/dev/null
+	done
+	t1=$(now_ms)
+	printf '   created %d databases from a template in %.1f s\n' "$NDB" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1000 }')"
+	# let the launcher's probes of the new databases finish and the workers leave
+	for _ in $(seq 1 600); do
+		n=$(q P tpl "SELECT count(*) FROM ddl_notify.worker_pool()" 2>/dev/null || echo 1)
+		[[ $n == 0 ]] && break
+		sleep 0.1
+	done
+	q P postgres "SELECT 1" >/dev/null
+
+	echo "-- 1. cold: one DDL at a time in a random database without a worker ($NS samples)"
+	f=$(bench_file cold.txt)
+	: >"$f"
+	for i in $(seq 1 "$NS"); do
+		for _ in $(seq 1 50); do
+			db=d$((RANDOM % NDB + 1))
+			n=$(q P tpl "SELECT count(*) FROM ddl_notify.worker_pool() WHERE database = '$db'")
+			[[ $n == 0 ]] && break
+		done
+		q P "$db" "TRUNCATE public.bench_latency" >/dev/null
+		out=$(psql_c P "$db" -c "CREATE TABLE c$i (a int)" -c "SELECT ddl_notify.wait_for_delivery('60s')")
+		[[ $out == t ]] || die "cold: not delivered in $db: $out"
+		latency_of "$db" >>"$f"
+	done
+	read -r p50 p99 max n < <(pct "$f")
+	printf '   cold commit->handler: p50 %s ms, p99 %s ms, max %s ms (n=%s); goal p99 <= 200 ms: %s\n' "$p50" "$p99" "$max" "$n" "$(verdict "$p99" '<=' 200)"
+
+	echo "-- 2. warm: one DDL at a time in a database with a running worker ($NS samples)"
+	q P postgres "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '10min'" >/dev/null
+	q P postgres "SELECT pg_reload_conf()" >/dev/null
+	for i in 1 2 3 4; do
+		q P "d$i" "TRUNCATE public.bench_latency" >/dev/null
+		psql_c P "d$i" -c "CREATE TABLE warmup (a int)" -c "SELECT ddl_notify.wait_for_delivery('60s')" >/dev/null
+		q P "d$i" "TRUNCATE public.bench_latency" >/dev/null
+	done
+	for i in $(seq 1 "$NS"); do
+		db=d$((i % 4 + 1))
+		out=$(psql_c P "$db" -c "CREATE TABLE w$i (a int)" -c "SELECT ddl_notify.wait_for_delivery('60s')")
+		[[ $out == t ]] || die "warm: not delivered in $db"
+	done
+	f=$(bench_file warm.txt)
+	: >"$f"
+	for i in 1 2 3 4; do latency_of "d$i" >>"$f"; done
+	read -r p50 p99 max n < <(pct "$f")
+	printf '   warm commit->handler: p50 %s ms, p99 %s ms, max %s ms (n=%s); goal p50 <= 2 ms: %s\n' "$p50" "$p99" "$max" "$n" "$(verdict "$p50" '<=' 2)"
+	q P postgres "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '1s'" >/dev/null
+	q P postgres "SELECT pg_reload_conf()" >/dev/null
+	for _ in $(seq 1 600); do
+		n=$(q P postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddl_notify worker'")
+		[[ $n == 0 ]] && break
+		sleep 0.1
+	done
+
+	echo "-- 5. memory with every database idle (after the idle timeout)"
+	idle_n=$(q P postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'ddl_notify%'")
+	idle_kb=0
+	for pid in $(q P postgres "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'ddl_notify%'"); do
+		idle_kb=$((idle_kb + $(rss_kb "$pid" RssAnon)))
+	done
+	printf '   %d databases idle: %d ddl_notify process(es) (the launcher), private memory %d kB in all\n' "$NDB" "$idle_n" "$idle_kb"
+
+	echo "-- 3. one DDL in every database at once (16 clients)"
+	for i in $(seq 1 "$NDB"); do q P "d$i" "TRUNCATE public.bench_latency" >/dev/null; done
+	t0=$(now_ms)
+	for i in $(seq 1 "$NDB"); do
+		q P "d$i" "CREATE TABLE burst (a int)" >/dev/null &
+		if ((i % 16 == 0)); then wait; fi
+	done
+	wait
+	for i in $(seq 1 "$NDB"); do
+		out=$(q P "d$i" "SELECT ddl_notify.wait_for_delivery('120s')")
+		[[ $out == t ]] || die "burst: not delivered in d$i"
+	done
+	t1=$(now_ms)
+	f=$(bench_file burst.txt)
+	: >"$f"
+	for i in $(seq 1 "$NDB"); do
+		q P "d$i" "SELECT extract(epoch FROM pg_xact_commit_timestamp(xid(l.xid))) * 1000, extract(epoch FROM l.handler_start) * 1000 FROM public.bench_latency l" >>"$f"
+	done
+	awk -F '|' 'NR == 1 { c = $1; l = $1; h = $2 } { if ($1 < c) c = $1; if ($1 > l) l = $1; if ($2 > h) h = $2; n++ }
+		END { printf "   %d databases: first commit to last handler start %.2f s (goal <= 5 s: %s); the commits took %.2f s to issue, the last handler started %.2f s after the last commit\n",
+				n, (h - c) / 1000, ((h - c) <= 5000 ? "PASS" : "MISS"), (l - c) / 1000, (h - l) / 1000 }' "$f"
+	printf '   (client side, first statement to last wait_for_delivery: %.2f s)\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1000 }')"
+
+	echo "-- 3b. the same burst without the clients' pace: one event pending in every database (written with ddl_notify.max_workers = 0), then a restart with the pool of 4"
+	for i in $(seq 1 "$NDB"); do q P "d$i" "TRUNCATE public.bench_latency" >/dev/null; done
+	echo "ddl_notify.max_workers = 0" | as_user tee -a "$BENCH_TMP/P/data/postgresql.conf" >/dev/null
+	cluster_restart P
+	for i in $(seq 1 "$NDB"); do q P "d$i" "CREATE TABLE pending_burst (a int)" >/dev/null; done
+	echo "ddl_notify.max_workers = 4" | as_user tee -a "$BENCH_TMP/P/data/postgresql.conf" >/dev/null
+	cluster_restart P
+	for i in $(seq 1 "$NDB"); do
+		out=$(q P "d$i" "SELECT ddl_notify.wait_for_delivery('300s')")
+		[[ $out == t ]] || die "restart burst: not delivered in d$i"
+	done
+	f=$(bench_file burst2.txt)
+	: >"$f"
+	for i in $(seq 1 "$NDB"); do
+		q P "d$i" "SELECT extract(epoch FROM pg_postmaster_start_time()) * 1000, extract(epoch FROM l.handler_start) * 1000 FROM public.bench_latency l" >>"$f"
+	done
+	awk -F '|' '{ s = $1; if (NR == 1 || $2 < f) f = $2; if (NR == 1 || $2 > h) h = $2; n++ }
+		END { printf "   %d databases pending at once: the first handler started %.2f s after the server started, the last %.2f s after the first (goal <= 5 s: %s)\n",
+				n, (f - s) / 1000, (h - f) / 1000, ((h - f) <= 5000 ? "PASS" : "MISS") }' "$f"
+
+	echo "-- 4. a fast subscriber next to one taking 1 s per event, one database ($((NS / 2)) samples)"
+	q P d1 "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '10min'" >/dev/null
+	q P d1 "SELECT pg_reload_conf()" >/dev/null
+	q P d1 "TRUNCATE public.bench_latency" >/dev/null
+	q P d1 "CREATE FUNCTION public.slow(e ddl_notify.event) RETURNS void LANGUAGE sql AS 'SELECT pg_sleep(1)'" >/dev/null
+	q P d1 "SELECT ddl_notify.unsubscribe('bench_latency')" >/dev/null
+	q P d1 "SELECT ddl_notify.subscribe('a_slow', 'public.slow(ddl_notify.event)')" >/dev/null
+	q P d1 "SELECT ddl_notify.subscribe('bench_latency', 'public.bench_latency(ddl_notify.event)')" >/dev/null
+	q P d1 "CREATE FUNCTION public.wait_fast(n int) RETURNS void LANGUAGE plpgsql AS
+		'BEGIN WHILE (SELECT count(*) FROM public.bench_latency) < n LOOP PERFORM pg_sleep(0.0005); END LOOP; END'" >/dev/null
+	q P d1 "TRUNCATE public.bench_latency" >/dev/null
+	for i in $(seq 1 $((NS / 2))); do
+		q P d1 "CREATE TABLE m$i (a int)" -c "SELECT public.wait_fast($i)" >/dev/null
+	done
+	f=$(bench_file mixed.txt)
+	latency_of d1 >"$f"
+	read -r p50 p99 max n < <(pct "$f")
+	printf '   fast next to slow, commit->handler: p50 %s ms, p99 %s ms, max %s ms (n=%s); workers serving d1: %s\n' "$p50" "$p99" "$max" "$n" \
+		"$(q P d1 "SELECT count(*) FROM ddl_notify.worker_pool() WHERE database = 'd1'")"
+	one_kb=0
+	for pid in $(q P postgres "SELECT pid FROM pg_stat_activity WHERE backend_type = 'ddl_notify worker' AND datname = 'd1'"); do
+		one_kb=$(rss_kb "$pid" RssAnon)
+		break
+	done
+	printf '   memory: one worker serving a database: %d kB private\n' "$one_kb"
+	q P d1 "SELECT ddl_notify.unsubscribe('a_slow')" >/dev/null
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi
