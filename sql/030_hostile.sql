@@ -29,7 +29,7 @@
 --    the session calling deliver() holds advisory locks of its own.
 --    Catches: no per-role count in subscribe(); no LockReleaseSession()
 --    after the call.
--- (5, skip() left open must not stall the worker: test/t/030_hostile_worker.pl.)
+-- (5, skip() left open must not stall the worker: test/t/032_hostile_worker.pl.)
 -- Errors are shown with their SQLSTATE only; nothing prints an OID, an id,
 -- a transaction id or a timestamp.
 --

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, the ddl_notify authors
 
-# 030_hostile_worker.pl: hostile handlers against the background worker
+# 032_hostile_worker.pl: hostile handlers against the background worker
 # (issue 18).
 #
 # G7: a handler that RAISEs query_canceled (the SQLSTATE of a real cancel)
