@@ -436,8 +436,7 @@ static bool release_handler_locks = true;
  * A delivery round runs in this backend: the engine's statements then wait
  * at most ddl_notify.lock_timeout for a lock.  skip() and unsubscribe() run
  * some of the same statements in a user's session, and wait as the user's
- * statements do.  (Left set by a round that failed, until the next round
- * starts: skip() in that session then has the timeout too.)
+ * statements do.  Cleared when the round ends, by an error too.
  */
 static bool in_delivery_round = false;
 static bool handler_timeout_registered = false;
@@ -1704,60 +1703,19 @@ DdlnHoldsAdvisoryLocks(void)
 }
 
 /*
- * One delivery round: every subscriber that is due, until nothing is left
- * or every remaining subscriber is in backoff, then (if "sweep") the sweep of
- * rows nobody needs.  Called inside a started transaction, in a memory
- * context that outlives it (the procedure's; the worker's loop context);
- * returns inside a fresh transaction, in that context.
+ * The passes of one delivery round over the subscribers, until nothing is
+ * left (or the pool's time slice is over), then the sweep.  Its own function
+ * so that DdlnDeliverRound() can clear in_delivery_round however it ends.
  */
-void
-DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
+static void
+DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
 {
-	MemoryContext keep;
-	MemoryContext oldcxt = CurrentMemoryContext;
 	bool		more = true;
 	int			nfloors = 0;
 	int			maxfloors = 16;
 	DdlnSubscriberFloor *floors;
 
-	memset(result, 0, sizeof(*result));
-
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot deliver DDL events during recovery"),
-				 errhint("Delivery resumes on the primary, or on this server once it is promoted.")));
-
-	/*
-	 * The round's memory, across its transactions.  A child of the caller's
-	 * context, which outlives them too (SPI_commit returns in it), and which
-	 * the caller frees: the procedure's with its portal, the worker's at its
-	 * next loop.  Not freed here on error: an error the engine re-throws
-	 * (ReThrowError after CopyErrorData, as SPI_commit does too) keeps
-	 * pointers into the copy's memory, its file and function names, until it
-	 * is reported, after this function is gone.  Freeing it first made the
-	 * report read freed memory: a crash on cancel.
-	 */
-	if (oldcxt == TopTransactionContext || oldcxt == CurTransactionContext)
-		elog(ERROR, "ddl_notify delivery must start in a memory context that outlives the transaction");
-	keep = AllocSetContextCreate(oldcxt, "ddl_notify delivery round",
-								 ALLOCSET_DEFAULT_SIZES);
 	floors = MemoryContextAlloc(keep, sizeof(DdlnSubscriberFloor) * maxfloors);
-
-	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect_ext failed");
-
-	/* start from a clean READ COMMITTED transaction */
-	SPI_commit();
-	DdlnStartTransaction();
-
-	/*
-	 * Every advisory lock this backend holds now is a session-level one (the
-	 * transaction-level ones went with the commit): the worker holds none; a
-	 * session that called deliver() keeps its own, and then the handlers'.
-	 */
-	release_handler_locks = IsBackgroundWorker || !DdlnHoldsAdvisoryLocks();
-	in_delivery_round = true;
 
 	while (more)
 	{
@@ -1822,8 +1780,69 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 		SPI_commit();
 		DdlnStartTransaction();
 	}
+}
 
-	in_delivery_round = false;
+/*
+ * One delivery round: every subscriber that is due, until nothing is left
+ * or every remaining subscriber is in backoff, then (if "sweep") the sweep of
+ * rows nobody needs.  Called inside a started transaction, in a memory
+ * context that outlives it (the procedure's; the worker's loop context);
+ * returns inside a fresh transaction, in that context.
+ */
+void
+DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
+{
+	MemoryContext keep;
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	memset(result, 0, sizeof(*result));
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot deliver DDL events during recovery"),
+				 errhint("Delivery resumes on the primary, or on this server once it is promoted.")));
+
+	/*
+	 * The round's memory, across its transactions.  A child of the caller's
+	 * context, which outlives them too (SPI_commit returns in it), and which
+	 * the caller frees: the procedure's with its portal, the worker's at its
+	 * next loop.  Not freed here on error: an error the engine re-throws
+	 * (ReThrowError after CopyErrorData, as SPI_commit does too) keeps
+	 * pointers into the copy's memory, its file and function names, until it
+	 * is reported, after this function is gone.  Freeing it first made the
+	 * report read freed memory: a crash on cancel.
+	 */
+	if (oldcxt == TopTransactionContext || oldcxt == CurTransactionContext)
+		elog(ERROR, "ddl_notify delivery must start in a memory context that outlives the transaction");
+	keep = AllocSetContextCreate(oldcxt, "ddl_notify delivery round",
+								 ALLOCSET_DEFAULT_SIZES);
+
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect_ext failed");
+
+	/* start from a clean READ COMMITTED transaction */
+	SPI_commit();
+	DdlnStartTransaction();
+
+	/*
+	 * Every advisory lock this backend holds now is a session-level one (the
+	 * transaction-level ones went with the commit): the worker holds none; a
+	 * session that called deliver() keeps its own, and then the handlers'.
+	 */
+	release_handler_locks = IsBackgroundWorker || !DdlnHoldsAdvisoryLocks();
+	/* the flag goes with the round, however it ends (a user's skip() after a failed CALL deliver() waits as usual) */
+	in_delivery_round = true;
+	PG_TRY();
+	{
+		DdlnRoundLoop(result, keep, sweep);
+	}
+	PG_FINALLY();
+	{
+		in_delivery_round = false;
+	}
+	PG_END_TRY();
+
 	pgstat_report_activity(STATE_IDLE, NULL);
 	SPI_finish();
 	MemoryContextSwitchTo(oldcxt);
