@@ -82,7 +82,10 @@
  *	 The launcher starts no worker for a paused database.  The pause ends
  *	 with the pausing transaction (or backend); a worker asked to leave has
  *	 its database queued again, served once the pause is over if the
- *	 database still exists.
+ *	 database still exists.  DROP EXTENSION ddl_notify and ALTER EXTENSION
+ *	 ddl_notify UPDATE pause and empty their own database the same way, so
+ *	 that a worker's locks on the extension's tables never make the
+ *	 deadlock detector cancel them.
  * - A launcher that starts (first start, or restart after it died) first
  *	 stops whatever workers an earlier launcher left, so that none runs
  *	 without a handle; a worker checks the generation of its slot before it
@@ -654,6 +657,23 @@ DdlnWakeWorkerAtCommit(void)
 }
 
 /*
+ * DROP EXTENSION ddl_notify and ALTER EXTENSION ddl_notify UPDATE take
+ * AccessExclusiveLock on the extension's tables, in their own order, while
+ * a worker of this database may hold locks on the same tables in another:
+ * the deadlock detector could then cancel the user's command.  The command
+ * wins instead: this database's workers are paused until this transaction
+ * ends and stopped (their delivery rolls back: G3), as for DROP DATABASE.
+ * Not from a worker itself (a handler running the command): it would stop
+ * itself.
+ */
+static void
+DdlnStepAsideForExtension(void)
+{
+	if (!IsBackgroundWorker)
+		(void) DdlnStopDatabaseWorker(MyDatabaseId);
+}
+
+/*
  * Before a utility command runs: step aside for commands that need a
  * database without other sessions (G11): DROP DATABASE, ALTER DATABASE
  * RENAME and SET TABLESPACE, CREATE DATABASE from a template; the pause ends
@@ -722,9 +742,14 @@ DdlnBeforeUtility(Node *parsetree)
 					{
 						DdlnRegisterWorkerCallback();
 						wake_worker_at_commit = true;
+						DdlnStepAsideForExtension();
 					}
 				}
 			}
+			break;
+		case T_AlterExtensionStmt:
+			if (strcmp(((AlterExtensionStmt *) parsetree)->extname, DDLN_EXTENSION_NAME) == 0)
+				DdlnStepAsideForExtension();
 			break;
 		default:
 			break;
