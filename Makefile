@@ -22,7 +22,7 @@ EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/capture.o src/counter.o src/deliver.o src/lifecycle.o \
-		  src/subscriber.o src/walmsg.o src/worker.o
+		  src/querytext.o src/subscriber.o src/walmsg.o src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(wildcard sql/$(EXTENSION)--*.sql)

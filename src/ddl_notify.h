@@ -7,6 +7,8 @@
  *	  ddl_notify.c	_PG_init, settings, shared memory, transaction callbacks,
  *					the utility hook
  *	  capture.c		the event trigger functions (write ddl_notify.event)
+ *	  querytext.c	the statement text an event stores: secrets redacted,
+ *					length capped
  *	  counter.c		event ids and commit positions from the extension's
  *					sequences, without nextval() (no lastval() sees them)
  *	  subscriber.c	the SQL API: subscribe, unsubscribe, skip, and the
@@ -91,9 +93,11 @@ extern Oid	DdlnExtensionOwner(void);
 /* capture.c */
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
+extern void DdlnRecordCommitPosition(void);
+
+/* querytext.c: the statement text an event stores */
 extern char *DdlnRedactSecrets(const char *query);
 extern char *DdlnCapQuery(const char *query);
-extern void DdlnRecordCommitPosition(void);
 
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"

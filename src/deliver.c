@@ -70,7 +70,7 @@
  *	 DDLN_ERROR_FIELD_MAX bytes (DdlnCopyErrorCapped): what it records in
  *	 subscriber and dead_letter and what it logs is bounded.
  * - A batch also ends once the rows it read pass ddl_notify.batch_memory;
- *	 with ddl_notify.max_query_length (capture.c) this bounds the memory of a
+ *	 with ddl_notify.max_query_length (querytext.c) this bounds the memory of a
  *	 batch whatever the statement texts.
  * - Every statement of a delivery round runs with lock_timeout =
  *	 ddl_notify.lock_timeout: none waits unboundedly for a row a user's
