@@ -16,6 +16,8 @@
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
+ *	  failure.c		for the engine: whose error a failed handler call
+ *					raised, and the capped copy of it the engine keeps
  *	  worker.c		launcher and per-database workers; they schedule, the
  *					engine delivers
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
@@ -150,6 +152,12 @@ extern void DdlnStartTransaction(void);
 extern void DdlnMarkHandled(const char *subname, int32 slot,
 							const DdlnEventKey *events, int n);
 extern void DdlnPurge(void);
+
+/* failure.c: whose error it is, and its capped copy (deliver.c only) */
+extern volatile sig_atomic_t ddln_handler_timed_out;
+extern void DdlnHandlerTimeoutHandler(void);
+extern bool DdlnErrorIsDeliverers(ErrorData *edata);
+extern ErrorData *DdlnCopyErrorCapped(MemoryContext into);
 
 /*
  * The OIDs of the extension's schema and of the relations capture and the
