@@ -21,8 +21,8 @@ EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
-OBJS		= src/ddl_notify.o src/capture.o src/counter.o src/deliver.o src/lifecycle.o \
-		  src/subscriber.o src/walmsg.o src/worker.o
+OBJS		= src/ddl_notify.o src/capture.o src/counter.o src/deliver.o src/failure.o \
+		  src/lifecycle.o src/querytext.o src/subscriber.o src/walmsg.o src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(wildcard sql/$(EXTENSION)--*.sql)

@@ -7,6 +7,8 @@
  *	  ddl_notify.c	_PG_init, settings, shared memory, transaction callbacks,
  *					the utility hook
  *	  capture.c		the event trigger functions (write ddl_notify.event)
+ *	  querytext.c	the statement text an event stores: secrets redacted,
+ *					length capped
  *	  counter.c		event ids and commit positions from the extension's
  *					sequences, without nextval() (no lastval() sees them)
  *	  subscriber.c	the SQL API: subscribe, unsubscribe, skip, and the
@@ -14,6 +16,8 @@
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
+ *	  failure.c		for the engine: whose error a failed handler call
+ *					raised, and the capped copy of it the engine keeps
  *	  worker.c		launcher and per-database workers; they schedule, the
  *					engine delivers
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
@@ -91,9 +95,11 @@ extern Oid	DdlnExtensionOwner(void);
 /* capture.c */
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
+extern void DdlnRecordCommitPosition(void);
+
+/* querytext.c: the statement text an event stores */
 extern char *DdlnRedactSecrets(const char *query);
 extern char *DdlnCapQuery(const char *query);
-extern void DdlnRecordCommitPosition(void);
 
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
@@ -146,6 +152,12 @@ extern void DdlnStartTransaction(void);
 extern void DdlnMarkHandled(const char *subname, int32 slot,
 							const DdlnEventKey *events, int n);
 extern void DdlnPurge(void);
+
+/* failure.c: whose error it is, and its capped copy (deliver.c only) */
+extern volatile sig_atomic_t ddln_handler_timed_out;
+extern void DdlnHandlerTimeoutHandler(void);
+extern bool DdlnErrorIsDeliverers(ErrorData *edata);
+extern ErrorData *DdlnCopyErrorCapped(MemoryContext into);
 
 /*
  * The OIDs of the extension's schema and of the relations capture and the

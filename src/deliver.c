@@ -65,12 +65,12 @@
  *	 it carries; only a cancel or shutdown raised by ProcessInterrupts() (a
  *	 real interrupt: the caller cancelled deliver(), a statement timeout, the
  *	 server stops) other than the handler timeout is re-thrown and ends the
- *	 round (DdlnErrorIsDeliverers).
- * - Every error the engine keeps is copied with each text cut to
- *	 DDLN_ERROR_FIELD_MAX bytes (DdlnCopyErrorCapped): what it records in
- *	 subscriber and dead_letter and what it logs is bounded.
+ *	 round.  failure.c decides (DdlnErrorIsDeliverers) and states how.
+ * - Every error the engine keeps is copied with each text capped
+ *	 (DdlnCopyErrorCapped, failure.c): what it records in subscriber and
+ *	 dead_letter and what it logs is bounded.
  * - A batch also ends once the rows it read pass ddl_notify.batch_memory;
- *	 with ddl_notify.max_query_length (capture.c) this bounds the memory of a
+ *	 with ddl_notify.max_query_length (querytext.c) this bounds the memory of a
  *	 batch whatever the statement texts.
  * - Every statement of a delivery round runs with lock_timeout =
  *	 ddl_notify.lock_timeout: none waits unboundedly for a row a user's
@@ -105,7 +105,6 @@
 #include "executor/tuptable.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgstat.h"
@@ -139,12 +138,6 @@ bool		(*ddln_round_yield_hook) (void) = NULL;
 
 /* How many dead letters one transaction may write before it commits. */
 #define DDLN_DEAD_LETTERS_PER_XACT	100
-
-/*
- * The longest text of an error the engine keeps, records or logs, per field
- * (message, detail, hint, context...); longer ones are cut.
- */
-#define DDLN_ERROR_FIELD_MAX	8192
 
 /* The search_path handlers run with, whoever started delivery. */
 #define DDLN_HANDLER_SEARCH_PATH	"\"$user\", public, pg_temp"
@@ -422,8 +415,6 @@ typedef struct DdlnBatch
 								 * found a bit already set */
 	ErrorData  *error;
 } DdlnBatch;
-
-static volatile sig_atomic_t handler_timed_out = false;
 
 /*
  * Release the session-level advisory locks a handler took, after each call:
@@ -915,15 +906,6 @@ DdlnPurge(void)
 		SPI_freetuptable(SPI_tuptable);
 }
 
-static void
-DdlnHandlerTimeoutHandler(void)
-{
-	handler_timed_out = true;
-	QueryCancelPending = true;
-	InterruptPending = true;
-	SetLatch(MyLatch);
-}
-
 /*
  * Call one subscriber's handler for one event, as the subscriber's owner.
  */
@@ -953,7 +935,7 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 			handler_timeout_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerTimeoutHandler);
 			handler_timeout_registered = true;
 		}
-		handler_timed_out = false;
+		ddln_handler_timed_out = false;
 		enable_timeout_after(handler_timeout_id, ddln_handler_timeout);
 	}
 
@@ -1044,92 +1026,6 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	sub->owner_exists = OidIsValid(sub->owner) &&
 		SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(sub->owner));
 	return true;
-}
-
-/*
- * Is this error one that belongs to the whole delivery (the user cancelled
- * CALL deliver(), the server shuts down) rather than to the handler?
- *
- * Not decided by the SQLSTATE alone: a handler can RAISE any SQLSTATE it
- * likes, query_canceled and admin_shutdown included, and an error it raises
- * is its own failure (attempts, backoff, dead letters) like any other.  A
- * real cancel, statement timeout or shutdown is raised by
- * ProcessInterrupts() when it services the interrupt flags (a shutdown is
- * FATAL and never reaches a PG_CATCH at all); the handler timeout is a
- * cancel too, but ours, and counts as the handler's failure.
- */
-static bool
-DdlnErrorIsDeliverers(ErrorData *edata)
-{
-	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED &&
-		edata->sqlerrcode != ERRCODE_ADMIN_SHUTDOWN &&
-		edata->sqlerrcode != ERRCODE_CRASH_SHUTDOWN)
-		return false;
-	if (handler_timed_out)
-		return false;
-	return edata->funcname != NULL &&
-		strcmp(edata->funcname, "ProcessInterrupts") == 0;
-}
-
-/*
- * A copy of s in the current memory context, at most "max" bytes of it (cut
- * at a character boundary) followed by a note of how much was cut.
- */
-static char *
-DdlnCapText(const char *s, int max)
-{
-	size_t		len;
-	int			keep;
-
-	if (s == NULL)
-		return NULL;
-	len = strlen(s);
-	if (len <= (size_t) max)
-		return pstrdup(s);
-	keep = pg_mbcliplen(s, max, max);
-	return psprintf("%.*s... [%zu bytes cut by ddl_notify]", keep, s, len - keep);
-}
-
-/*
- * The error being handled (in a PG_CATCH), copied into "into" with each of
- * its texts capped at DDLN_ERROR_FIELD_MAX bytes, and the error state
- * flushed.  A handler can raise an error of any size (RAISE ... USING
- * MESSAGE = repeat('m', 500000000)): the full copy lives only in a scratch
- * context, deleted at once, so that nothing the engine keeps, records
- * (subscriber, dead_letter) or logs is larger than the cap.
- */
-static ErrorData *
-DdlnCopyErrorCapped(MemoryContext into)
-{
-	MemoryContext scratch;
-	ErrorData  *full;
-	ErrorData  *e;
-
-	scratch = AllocSetContextCreate(into, "ddl_notify error copy",
-									ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(scratch);
-	full = CopyErrorData();
-	FlushErrorState();
-	MemoryContextSwitchTo(into);
-
-	e = palloc(sizeof(ErrorData));
-	memcpy(e, full, sizeof(ErrorData));
-	e->message = DdlnCapText(full->message, DDLN_ERROR_FIELD_MAX);
-	e->detail = DdlnCapText(full->detail, DDLN_ERROR_FIELD_MAX);
-	e->detail_log = DdlnCapText(full->detail_log, DDLN_ERROR_FIELD_MAX);
-	e->hint = DdlnCapText(full->hint, DDLN_ERROR_FIELD_MAX);
-	e->context = DdlnCapText(full->context, DDLN_ERROR_FIELD_MAX);
-	e->backtrace = DdlnCapText(full->backtrace, DDLN_ERROR_FIELD_MAX);
-	e->schema_name = DdlnCapText(full->schema_name, DDLN_ERROR_FIELD_MAX);
-	e->table_name = DdlnCapText(full->table_name, DDLN_ERROR_FIELD_MAX);
-	e->column_name = DdlnCapText(full->column_name, DDLN_ERROR_FIELD_MAX);
-	e->datatype_name = DdlnCapText(full->datatype_name, DDLN_ERROR_FIELD_MAX);
-	e->constraint_name = DdlnCapText(full->constraint_name, DDLN_ERROR_FIELD_MAX);
-	e->internalquery = DdlnCapText(full->internalquery, DDLN_ERROR_FIELD_MAX);
-	e->filename = full->filename ? pstrdup(full->filename) : NULL;
-	e->funcname = full->funcname ? pstrdup(full->funcname) : NULL;
-	MemoryContextDelete(scratch);
-	return e;
 }
 
 /*
@@ -1270,7 +1166,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		}
 		else
 		{
-			if (handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			if (ddln_handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 				edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
 										  sub->name, ddln_handler_timeout);
 			batch->status = DDLN_BATCH_HANDLER_FAILED;
@@ -1285,7 +1181,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
 			batch->failed = fetched.keys[batch->failed_index];
 		}
-		handler_timed_out = false;
+		ddln_handler_timed_out = false;
 		batch->error = edata;
 	}
 	PG_END_TRY();
