@@ -14,8 +14,10 @@
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
- *	  worker.c		launcher and per-database workers; they schedule, the
- *					engine delivers
+ *	  pool.c		the pool's shared memory (slots, request table, pauses,
+ *					its LWLock; private header pool.h) and the committing
+ *					backend's side: wake a worker or queue the database;
+ *					delivery_status(), worker_pool()
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
  *	  lifecycle.c	subscribers through pg_dump/pg_restore, pg_upgrade and
@@ -168,9 +170,8 @@ extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
 /* capture.c: a transaction's commit position, drawn now */
 extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid);
 
-/* worker.c */
+/* pool.c */
 extern void DdlnWorkerShmemRequest(void);
-extern void DdlnRegisterLauncher(void);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
 extern void DdlnWakeWorkerAtCommit(void);
 extern void DdlnRequestRetry(Oid dboid, TimestampTz at);
@@ -178,6 +179,9 @@ extern void DdlnNotifyLauncher(void);
 extern bool DdlnStopDatabaseWorker(Oid dboid);
 extern bool DdlnAutomaticDelivery(void);
 extern void DdlnBeforeUtility(Node *parsetree);
+
+/* worker.c */
+extern void DdlnRegisterLauncher(void);
 
 /*
  * The columns of ddl_notify.event and ddl_notify.commit_order, in the order
