@@ -22,7 +22,8 @@ EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/capture.o src/counter.o src/deliver.o src/failure.o \
-		  src/lifecycle.o src/querytext.o src/subscriber.o src/walmsg.o src/worker.o
+		  src/lifecycle.o src/pool.o src/querytext.o src/subscriber.o src/walmsg.o \
+		  src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(wildcard sql/$(EXTENSION)--*.sql)
@@ -50,6 +51,7 @@ include $(PGXS)
 # changes (PGXS tracks no header dependencies unless configured with
 # --enable-depend).
 $(OBJS): src/ddl_notify.h
+src/pool.o src/worker.o: src/pool.h
 endif
 
 $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control

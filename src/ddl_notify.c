@@ -17,14 +17,14 @@
  * - Commit order (capture.c, deliver.c).  At PRE_COMMIT, after the lock, a
  *	 transaction that recorded events draws its position in commit order.
  *
- * - Wake-up on commit (worker.c).  Once a transaction that recorded events has
+ * - Wake-up on commit (pool.c).  Once a transaction that recorded events has
  *	 committed, the database's delivery worker is woken, or the database is
  *	 queued for one from the pool.  Nothing is believed
  *	 before COMMIT: the callback runs at XACT_EVENT_COMMIT, never earlier.
  *
  * The utility hook remembers the text of the statement being executed, so
  * capture can store the statement that ran the DDL rather than the whole
- * query string, and lets worker.c step aside before DROP DATABASE and friends.
+ * query string, and lets pool.c step aside before DROP DATABASE and friends.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -435,7 +435,7 @@ DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	int			save_location = ddln_stmt_location;
 	int			save_len = ddln_stmt_len;
 
-	/* Let worker.c step aside before DROP DATABASE and the like (G11). */
+	/* Let pool.c step aside before DROP DATABASE and the like (G11). */
 	DdlnBeforeUtility(pstmt->utilityStmt);
 
 	ddln_stmt_string = queryString;

@@ -18,8 +18,10 @@
  *					CALL ddl_notify.deliver() and the background worker
  *	  failure.c		for the engine: whose error a failed handler call
  *					raised, and the capped copy of it the engine keeps
- *	  worker.c		launcher and per-database workers; they schedule, the
- *					engine delivers
+ *	  pool.c		the pool's shared memory (slots, request table, pauses,
+ *					its LWLock; private header pool.h) and the committing
+ *					backend's side: wake a worker or queue the database;
+ *					delivery_status(), worker_pool()
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
  *	  lifecycle.c	subscribers through pg_dump/pg_restore, pg_upgrade and
@@ -180,9 +182,8 @@ extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
 /* capture.c: a transaction's commit position, drawn now */
 extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid);
 
-/* worker.c */
+/* pool.c */
 extern void DdlnWorkerShmemRequest(void);
-extern void DdlnRegisterLauncher(void);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
 extern void DdlnWakeWorkerAtCommit(void);
 extern void DdlnRequestRetry(Oid dboid, TimestampTz at);
@@ -190,6 +191,9 @@ extern void DdlnNotifyLauncher(void);
 extern bool DdlnStopDatabaseWorker(Oid dboid);
 extern bool DdlnAutomaticDelivery(void);
 extern void DdlnBeforeUtility(Node *parsetree);
+
+/* worker.c */
+extern void DdlnRegisterLauncher(void);
 
 /*
  * The columns of ddl_notify.event and ddl_notify.commit_order, in the order

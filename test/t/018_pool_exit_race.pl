@@ -10,7 +10,7 @@
 #     of DDL commits the commits keep meeting a worker that is deciding to
 #     exit, or has decided.  The test runs streams of 50 one-statement
 #     transactions until the server log shows that a commit found its
-#     database's worker exiting (worker.c logs it at DEBUG1 when it queues
+#     database's worker exiting (pool.c logs it at DEBUG1 when it queues
 #     the database for a new worker), and checks after every stream that
 #     wait_for_delivery() is true: nothing lost, and each event handled
 #     exactly once (UNIQUE log), by several successive workers.

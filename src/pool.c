@@ -1,0 +1,745 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.c
+ *	  The shared memory of the pool of delivery workers, and the committing
+ *	  backend's side of it: wake a serving worker or queue the database.
+ *	  The launcher and the workers themselves are in worker.c.
+ *
+ * Who may call it: ddl_notify.c (_PG_init; at COMMIT of a transaction that
+ * recorded events; the utility hook), subscriber.c (skip()), deliver.c (CALL
+ * deliver() left a retry), worker.c (through pool.h), and SQL
+ * (delivery_status(), worker_pool()).  It calls nothing in worker.c.
+ *
+ * The pool (G14):
+ * - Wake-up on commit: a transaction that recorded events, at COMMIT
+ *	 (ddl_notify.c), looks at the slots under the lock.  If a worker is
+ *	 starting or running in its database, it sets that slot's "wake" flag
+ *	 and latch: a running worker starts a round within milliseconds.  Else
+ *	 it queues the database (the shared request table, keyed by database
+ *	 OID: "queued since") and sets the launcher's latch.  No catalog is read
+ *	 and no other database is looked at.
+ * - The exit race: a worker decides to exit, under the lock, only while its
+ *	 wake flag is clear, and marks its slot EXITING in the same critical
+ *	 section; a committer sets the flag, or queues the database if no slot
+ *	 serves it (EXITING does not), in one critical section of the same lock.
+ *	 So every commit either is seen by a round that starts after it or
+ *	 queues the database for a new worker.  A worker clears its flag at the
+ *	 start of each round, before the round's first snapshot; commits are
+ *	 visible before their COMMIT callback runs.  The same rule covers a
+ *	 worker that finds the extension missing (a probe racing CREATE
+ *	 EXTENSION, whose commit queues the database too): it rechecks when its
+ *	 flag was set meanwhile.
+ * - CREATE DATABASE makes the launcher probe the databases it has not
+ *	 probed yet; CREATE EXTENSION queues its own database at commit.  When
+ *	 the request table is full (DDLN_MAX_DBS databases queued at once) a
+ *	 committer sets "overflow" and the launcher probes every database again.
+ * - Stepping aside (G11): before DROP DATABASE, ALTER DATABASE RENAME or
+ *	 SET TABLESPACE, and CREATE DATABASE ... TEMPLATE, the utility hook
+ *	 pauses the database in shared memory, asks its workers to exit and
+ *	 waits for them, so the command finds no other session in that database.
+ *	 The launcher starts no worker for a paused database.  The pause ends
+ *	 with the pausing transaction (or backend); a worker asked to leave has
+ *	 its database queued again, served once the pause is over if the
+ *	 database still exists.  DROP EXTENSION ddl_notify and ALTER EXTENSION
+ *	 ddl_notify UPDATE pause and empty their own database the same way, so
+ *	 that a worker's locks on the extension's tables never make the
+ *	 deadlock detector cancel them (test/t/042_drop_extension_busy.pl).
+ * - Shared state (slots, pauses, the request table) is protected by the
+ *	 tranche's one LWLock, never held across anything that can block.
+ *	 Latches are set outside it.  Nothing here touches ddl_notify's tables.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgstat.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+
+#include "ddl_notify.h"
+#include "pool.h"
+
+PG_FUNCTION_INFO_V1(delivery_status);
+PG_FUNCTION_INFO_V1(worker_pool);
+
+#define DDLN_PAUSE_MS			3600000	/* backstop of a pause */
+
+DdlnShared *ddln_shared = NULL;
+HTAB	   *ddln_dbs = NULL;	/* DdlnDbEntry by dboid */
+
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* what this transaction's utility commands ask for at its end */
+static bool launcher_rescan_at_commit = false;
+static bool wake_worker_at_commit = false;
+static bool request_worker_at_commit = false;
+static Oid	paused_dbs[DDLN_MAX_PAUSES];
+static int	npaused_dbs = 0;
+static bool xact_callback_registered = false;
+
+static Size
+DdlnShmemSize(void)
+{
+	Size		size = add_size(offsetof(DdlnShared, slots),
+								mul_size(sizeof(DdlnWorkerSlot), Max(ddln_max_workers, 1)));
+
+	return add_size(size, hash_estimate_size(DDLN_MAX_DBS, sizeof(DdlnDbEntry)));
+}
+
+static void
+DdlnShmemRequest(void)
+{
+#if PG_VERSION_NUM >= 150000
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(DdlnShmemSize());
+	RequestNamedLWLockTranche("ddl_notify", 1);
+}
+
+static void
+DdlnShmemStartup(void)
+{
+	bool		found;
+	HASHCTL		info;
+	Size		fixed = add_size(offsetof(DdlnShared, slots),
+								 mul_size(sizeof(DdlnWorkerSlot), Max(ddln_max_workers, 1)));
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ddln_shared = ShmemInitStruct("ddl_notify", fixed, &found);
+	if (!found)
+	{
+		memset(ddln_shared, 0, fixed);
+		ddln_shared->lock = &(GetNamedLWLockTranche("ddl_notify"))->lock;
+		ddln_shared->nslots = Max(ddln_max_workers, 1);
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(Oid);
+	info.entrysize = sizeof(DdlnDbEntry);
+	ddln_dbs = ShmemInitHash("ddl_notify databases", DDLN_MAX_DBS, DDLN_MAX_DBS,
+							 &info, HASH_ELEM | HASH_BLOBS);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Called from _PG_init while preloading. */
+void
+DdlnWorkerShmemRequest(void)
+{
+#if PG_VERSION_NUM >= 150000
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = DdlnShmemRequest;
+#else
+	DdlnShmemRequest();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = DdlnShmemStartup;
+}
+
+/* Is automatic delivery available in this cluster at all? */
+bool
+DdlnAutomaticDelivery(void)
+{
+	return ddln_shared != NULL && ddln_max_workers > 0;
+}
+
+/*
+ * The request-table entry of a database, created if need be; NULL (and the
+ * launcher told to probe every database) if the table is full.  Caller holds
+ * the lock exclusively.
+ */
+DdlnDbEntry *
+DdlnDbEntryFor(Oid dboid)
+{
+	DdlnDbEntry *e;
+	bool		found;
+
+	e = hash_search(ddln_dbs, &dboid, HASH_FIND, NULL);
+	if (e != NULL)
+		return e;
+	if (hash_get_num_entries(ddln_dbs) >= DDLN_MAX_DBS)
+	{
+		ddln_shared->overflow = true;
+		return NULL;
+	}
+	e = hash_search(ddln_dbs, &dboid, HASH_ENTER_NULL, &found);
+	if (e == NULL)
+	{
+		ddln_shared->overflow = true;
+		return NULL;
+	}
+	if (!found)
+	{
+		memset(e, 0, sizeof(*e));
+		e->dboid = dboid;
+	}
+	return e;
+}
+
+/* Queue a database for a worker (caller holds the lock exclusively). */
+void
+DdlnQueueLocked(Oid dboid, TimestampTz since, bool probe)
+{
+	DdlnDbEntry *e = DdlnDbEntryFor(dboid);
+
+	if (e == NULL)
+		return;
+	if (e->queued_since == 0)
+	{
+		e->queued_since = since;
+		e->probe = probe;
+	}
+	else
+	{
+		/* a commit makes a queued probe a real request */
+		if (!probe)
+			e->probe = false;
+		if (since < e->queued_since)
+			e->queued_since = since;
+	}
+}
+
+/*
+ * A commit in database "dboid" has work for a worker: wake the ones serving
+ * it, or (if "request") queue it for the launcher when none does.  See the
+ * header for why this and the worker's exit cannot miss each other.
+ */
+static void
+DdlnWake(Oid dboid, bool request)
+{
+	Latch	   *latches[64];
+	int			nlatches = 0;
+	Latch	   *launcher = NULL;
+	bool		served = false;
+	bool		race = false;
+
+	if (ddln_shared == NULL || ddln_max_workers == 0)
+		return;
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ddln_shared->nslots; i++)
+	{
+		DdlnWorkerSlot *s = &ddln_shared->slots[i];
+
+		if (!DdlnSlotServes(s, dboid))
+			continue;
+		served = true;
+		s->wake = true;
+		if (s->latch != NULL && nlatches < (int) lengthof(latches))
+			latches[nlatches++] = s->latch;
+	}
+	if (!served && request)
+	{
+		for (int i = 0; i < ddln_shared->nslots; i++)
+			if (ddln_shared->slots[i].dboid == dboid &&
+				ddln_shared->slots[i].state == DDLN_W_EXITING)
+				race = true;
+		if (race)
+			ddln_shared->exit_races++;
+		DdlnQueueLocked(dboid, GetCurrentTimestamp(), false);
+		launcher = ddln_shared->launcher_latch;
+	}
+	LWLockRelease(ddln_shared->lock);
+
+	for (int i = 0; i < nlatches; i++)
+		SetLatch(latches[i]);
+	if (launcher)
+		SetLatch(launcher);
+	if (race)
+		ereport(DEBUG1,
+				(errmsg_internal("ddl_notify: a commit found the worker of database %u exiting; the database is queued for a new one",
+								 dboid)));
+}
+
+/* Wake (or get) a worker for a database: at COMMIT of a DDL transaction. */
+void
+DdlnWakeDatabaseWorker(Oid dboid)
+{
+	DdlnWake(dboid, true);
+}
+
+/*
+ * A deliverer that is not a pool worker (CALL ddl_notify.deliver()) left a
+ * subscriber in backoff: make sure a worker comes back for it at "at",
+ * unless one serves the database now (it knows).
+ */
+void
+DdlnRequestRetry(Oid dboid, TimestampTz at)
+{
+	Latch	   *launcher = NULL;
+	bool		served = false;
+	DdlnDbEntry *e;
+
+	if (ddln_shared == NULL || ddln_max_workers == 0 || at == 0)
+		return;
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ddln_shared->nslots; i++)
+		if (DdlnSlotServes(&ddln_shared->slots[i], dboid))
+			served = true;
+	if (!served && (e = DdlnDbEntryFor(dboid)) != NULL)
+	{
+		if (e->retry_at == 0 || at < e->retry_at)
+			e->retry_at = at;
+		launcher = ddln_shared->launcher_latch;
+	}
+	LWLockRelease(ddln_shared->lock);
+	if (launcher)
+		SetLatch(launcher);
+}
+
+/* Ask the launcher to look for databases it has not probed yet. */
+void
+DdlnNotifyLauncher(void)
+{
+	Latch	   *launcher;
+
+	if (ddln_shared == NULL)
+		return;
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	ddln_shared->rescan = true;
+	launcher = ddln_shared->launcher_latch;
+	LWLockRelease(ddln_shared->lock);
+	if (launcher)
+		SetLatch(launcher);
+}
+
+bool
+DdlnIsPaused(Oid dboid, TimestampTz now)
+{
+	for (int i = 0; i < DDLN_MAX_PAUSES; i++)
+	{
+		DdlnPause  *p = &ddln_shared->pauses[i];
+
+		if (p->dboid == dboid && p->until > now && BackendPidGetProc(p->pid) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Pause a database until this transaction ends and make its worker exit;
+ * wait until it has.  Returns false if the worker did not exit in time.
+ */
+bool
+DdlnStopDatabaseWorker(Oid dboid)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz give_up = TimestampTzPlusMilliseconds(now, DDLN_STOP_WAIT_MS);
+	int			victim = -1;
+
+	if (ddln_shared == NULL || !OidIsValid(dboid))
+		return true;
+
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < DDLN_MAX_PAUSES && victim < 0; i++)
+	{
+		DdlnPause  *p = &ddln_shared->pauses[i];
+
+		if (!OidIsValid(p->dboid) || p->until <= now || BackendPidGetProc(p->pid) == NULL ||
+			(p->dboid == dboid && p->pid == MyProcPid))
+			victim = i;
+	}
+	if (victim < 0)
+		victim = 0;				/* all taken by live backends: the oldest goes */
+	ddln_shared->pauses[victim].dboid = dboid;
+	ddln_shared->pauses[victim].pid = MyProcPid;
+	ddln_shared->pauses[victim].until = TimestampTzPlusMilliseconds(now, DDLN_PAUSE_MS);
+	LWLockRelease(ddln_shared->lock);
+	if (npaused_dbs < DDLN_MAX_PAUSES)
+		paused_dbs[npaused_dbs++] = dboid;
+
+	for (;;)
+	{
+		pid_t		pid = 0;
+
+		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < ddln_shared->nslots; i++)
+		{
+			DdlnWorkerSlot *s = &ddln_shared->slots[i];
+
+			if (s->state != DDLN_W_FREE && s->dboid == dboid && s->pid != 0)
+			{
+				s->stop = true;
+				pid = s->pid;
+			}
+		}
+		LWLockRelease(ddln_shared->lock);
+
+		if (pid == 0)
+			return true;
+		kill(pid, SIGTERM);
+		if (GetCurrentTimestamp() >= give_up)
+			return false;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* At the end of the transaction: lift this backend's pauses. */
+static void
+DdlnLiftPauses(void)
+{
+	Latch	   *launcher;
+
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < DDLN_MAX_PAUSES; i++)
+	{
+		if (ddln_shared->pauses[i].pid == MyProcPid)
+			memset(&ddln_shared->pauses[i], 0, sizeof(DdlnPause));
+	}
+	launcher = ddln_shared->launcher_latch;
+	LWLockRelease(ddln_shared->lock);
+	npaused_dbs = 0;
+	if (launcher)
+		SetLatch(launcher);
+}
+
+static void
+DdlnWorkerXactCallback(XactEvent event, void *arg)
+{
+	bool		ending = (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+						  event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE);
+
+	if (event == XACT_EVENT_COMMIT && launcher_rescan_at_commit)
+		DdlnNotifyLauncher();
+	if (event == XACT_EVENT_COMMIT && (wake_worker_at_commit || request_worker_at_commit))
+		DdlnWake(MyDatabaseId, request_worker_at_commit);
+	if (ending && npaused_dbs > 0)
+		DdlnLiftPauses();
+	if (ending)
+	{
+		launcher_rescan_at_commit = false;
+		wake_worker_at_commit = false;
+		request_worker_at_commit = false;
+	}
+}
+
+static void
+DdlnRegisterWorkerCallback(void)
+{
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(DdlnWorkerXactCallback, NULL);
+		xact_callback_registered = true;
+	}
+}
+
+static void
+DdlnRescanAtCommit(void)
+{
+	DdlnRegisterWorkerCallback();
+	launcher_rescan_at_commit = true;
+}
+
+/*
+ * At commit, get this database a worker (wake it, or queue the database):
+ * after CREATE EXTENSION, and after skip(), which may unblock a subscriber
+ * whose retry is far away.
+ */
+void
+DdlnWakeWorkerAtCommit(void)
+{
+	if (ddln_shared == NULL)
+		return;
+	DdlnRegisterWorkerCallback();
+	request_worker_at_commit = true;
+}
+
+/*
+ * DROP EXTENSION ddl_notify and ALTER EXTENSION ddl_notify UPDATE take
+ * AccessExclusiveLock on the extension's tables, in their own order, while
+ * a worker of this database may hold locks on the same tables in another:
+ * the deadlock detector could then cancel the user's command.  The command
+ * wins instead: this database's workers are paused until this transaction
+ * ends and stopped (their delivery rolls back: G3), as for DROP DATABASE.
+ * Not from a worker itself (a handler running the command): it would stop
+ * itself.
+ */
+static void
+DdlnStepAsideForExtension(void)
+{
+	if (!IsBackgroundWorker)
+		(void) DdlnStopDatabaseWorker(MyDatabaseId);
+}
+
+/*
+ * Before a utility command runs: step aside for commands that need a
+ * database without other sessions (G11): DROP DATABASE, ALTER DATABASE
+ * RENAME and SET TABLESPACE, CREATE DATABASE from a template; the pause ends
+ * with this transaction.  And note the commands after which the launcher
+ * should look again, or the worker should wake.
+ */
+void
+DdlnBeforeUtility(Node *parsetree)
+{
+	const char *dbname = NULL;
+
+	if (ddln_shared == NULL || parsetree == NULL)
+		return;
+
+	switch (nodeTag(parsetree))
+	{
+		case T_DropdbStmt:
+			dbname = ((DropdbStmt *) parsetree)->dbname;
+			break;
+		case T_RenameStmt:
+			if (((RenameStmt *) parsetree)->renameType == OBJECT_DATABASE)
+				dbname = ((RenameStmt *) parsetree)->subname;
+			break;
+		case T_AlterDatabaseStmt:
+			{
+				/* only SET TABLESPACE needs the database to itself */
+				ListCell   *lc;
+
+				foreach(lc, ((AlterDatabaseStmt *) parsetree)->options)
+				{
+					if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
+						dbname = ((AlterDatabaseStmt *) parsetree)->dbname;
+				}
+				break;
+			}
+		case T_CreatedbStmt:
+			{
+				ListCell   *lc;
+
+				foreach(lc, ((CreatedbStmt *) parsetree)->options)
+				{
+					DefElem    *opt = (DefElem *) lfirst(lc);
+
+					if (strcmp(opt->defname, "template") == 0 && opt->arg)
+						dbname = defGetString(opt);
+				}
+				if (dbname == NULL)
+					dbname = "template1";
+				DdlnRescanAtCommit();
+				break;
+			}
+		case T_CreateExtensionStmt:
+			if (strcmp(((CreateExtensionStmt *) parsetree)->extname, DDLN_EXTENSION_NAME) == 0)
+				DdlnWakeWorkerAtCommit();
+			break;
+		case T_DropStmt:
+			if (((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION)
+			{
+				ListCell   *lc;
+
+				/* the worker finds the extension gone at once, not at its next poll */
+				foreach(lc, ((DropStmt *) parsetree)->objects)
+				{
+					if (IsA(lfirst(lc), String) &&
+						strcmp(strVal(lfirst(lc)), DDLN_EXTENSION_NAME) == 0)
+					{
+						DdlnRegisterWorkerCallback();
+						wake_worker_at_commit = true;
+						DdlnStepAsideForExtension();
+					}
+				}
+			}
+			break;
+		case T_AlterExtensionStmt:
+			if (strcmp(((AlterExtensionStmt *) parsetree)->extname, DDLN_EXTENSION_NAME) == 0)
+				DdlnStepAsideForExtension();
+			break;
+		default:
+			break;
+	}
+
+	if (dbname != NULL)
+	{
+		Oid			dboid = get_database_oid(dbname, true);
+
+		if (OidIsValid(dboid) && dboid != MyDatabaseId)
+			(void) DdlnStopDatabaseWorker(dboid);
+	}
+}
+
+/*
+ * delivery_status(): how events reach subscribers in this database, for the
+ * status view.
+ */
+Datum
+delivery_status(PG_FUNCTION_ARGS)
+{
+	char	   *status = NULL;
+
+	if (ddln_shared == NULL)
+		status = "manual: ddl_notify is not in shared_preload_libraries; run CALL ddl_notify.deliver()";
+	else if (ddln_max_workers == 0)
+		status = "manual: ddl_notify.max_workers is 0; run CALL ddl_notify.deliver()";
+	else
+	{
+		StringInfoData pids;
+		int			nrunning = 0;
+		bool		starting = false;
+		TimestampTz queued = 0;
+		TimestampTz retry = 0;
+		bool		exhausted;
+		DdlnDbEntry *e;
+
+		initStringInfo(&pids);
+		LWLockAcquire(ddln_shared->lock, LW_SHARED);
+		for (int i = 0; i < ddln_shared->nslots; i++)
+		{
+			DdlnWorkerSlot *s = &ddln_shared->slots[i];
+
+			if (s->dboid != MyDatabaseId || s->stop)
+				continue;
+			if (s->state == DDLN_W_RUNNING)
+				appendStringInfo(&pids, "%s%d", nrunning++ > 0 ? ", " : "", (int) s->pid);
+			else if (s->state == DDLN_W_STARTING)
+				starting = true;
+		}
+		e = hash_search(ddln_dbs, &MyDatabaseId, HASH_FIND, NULL);
+		if (e != NULL)
+		{
+			queued = e->queued_since;
+			retry = e->retry_at;
+		}
+		exhausted = ddln_shared->nwaiting > 0;
+		LWLockRelease(ddln_shared->lock);
+
+		if (nrunning == 1)
+			status = psprintf("automatic: worker pid %s", pids.data);
+		else if (nrunning > 1)
+			status = psprintf("automatic: workers pid %s", pids.data);
+		else if (starting)
+			status = "automatic: worker starting";
+		else if (queued != 0 && exhausted)
+			status = psprintf("waiting for a worker slot since %s: all %d workers are busy; raise ddl_notify.max_workers or max_worker_processes",
+							  timestamptz_to_str(queued), ddln_max_workers);
+		else if (queued != 0)
+			status = psprintf("automatic: queued for a worker since %s",
+							  timestamptz_to_str(queued));
+		else if (retry != 0)
+			status = psprintf("automatic: idle, no worker; one comes back at %s for a retry",
+							  timestamptz_to_str(retry));
+		else
+			status = "automatic: idle, no worker; the next commit starts one";
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(status));
+}
+
+/*
+ * worker_pool(): the pool's slots and the queued databases, cluster-wide:
+ * one row per worker (state starting, delivering, idle or exiting) and one
+ * per database waiting for one (queued) or for a retry time (retry).
+ */
+Datum
+worker_pool(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	typedef struct
+	{
+		Oid			dboid;
+		int			pid;
+		const char *state;
+		TimestampTz since;
+		int64		delivered;
+		TimestampTz round_since;
+	}			Row;
+	Row		   *rows;
+	int			nrows = 0;
+	int			maxrows;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (ddln_shared == NULL)
+		PG_RETURN_VOID();
+
+	LWLockAcquire(ddln_shared->lock, LW_SHARED);
+	maxrows = ddln_shared->nslots + (int) hash_get_num_entries(ddln_dbs) + 1;
+	rows = palloc0(sizeof(Row) * maxrows);
+	for (int i = 0; i < ddln_shared->nslots; i++)
+	{
+		DdlnWorkerSlot *s = &ddln_shared->slots[i];
+		Row		   *r = &rows[nrows];
+
+		if (s->state == DDLN_W_FREE || s->state == DDLN_W_NO_EXTENSION)
+			continue;
+		r->dboid = s->dboid;
+		r->pid = (int) s->pid;
+		r->state = s->stop || s->state == DDLN_W_EXITING ? "exiting" :
+			s->state == DDLN_W_STARTING ? "starting" :
+			s->round_since != 0 ? "delivering" : "idle";
+		r->since = s->since;
+		r->delivered = s->delivered;
+		r->round_since = s->round_since;
+		nrows++;
+	}
+	{
+		HASH_SEQ_STATUS seq;
+		DdlnDbEntry *e;
+
+		hash_seq_init(&seq, ddln_dbs);
+		while ((e = hash_seq_search(&seq)) != NULL)
+		{
+			Row		   *r = &rows[nrows];
+
+			if (nrows >= maxrows - 1)
+			{
+				hash_seq_term(&seq);
+				break;
+			}
+			if (e->queued_since != 0)
+			{
+				r->state = e->probe ? "queued (probe)" : "queued";
+				r->since = e->queued_since;
+			}
+			else if (e->retry_at != 0)
+			{
+				r->state = "retry";
+				r->since = e->retry_at;
+			}
+			else
+				continue;
+			r->dboid = e->dboid;
+			nrows++;
+		}
+	}
+	LWLockRelease(ddln_shared->lock);
+
+	for (int i = 0; i < nrows; i++)
+	{
+		Datum		values[7];
+		bool		nulls[7] = {0};
+		char	   *name = get_database_name(rows[i].dboid);
+
+		values[0] = ObjectIdGetDatum(rows[i].dboid);
+		if (name)
+			values[1] = DirectFunctionCall1(namein, CStringGetDatum(name));
+		else
+			nulls[1] = true;
+		values[2] = Int32GetDatum(rows[i].pid);
+		nulls[2] = (rows[i].pid == 0);
+		values[3] = CStringGetTextDatum(rows[i].state);
+		values[4] = TimestampTzGetDatum(rows[i].since);
+		nulls[4] = (rows[i].since == 0);
+		values[5] = Int64GetDatum(rows[i].delivered);
+		nulls[5] = (rows[i].pid == 0 && strncmp(rows[i].state, "queued", 6) == 0) ||
+			strcmp(rows[i].state, "retry") == 0;
+		values[6] = TimestampTzGetDatum(rows[i].round_since);
+		nulls[6] = (rows[i].round_since == 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
