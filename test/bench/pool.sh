@@ -12,12 +12,20 @@
 #      handler start, p50/p99.  Goal p99 <= 200 ms.
 #   2. warm latency: the same in databases whose worker is running.  Goal
 #      p50 <= 2 ms.
+#   2b. the same with autovacuum off: with 200 databases the autovacuum
+#      launcher starts a worker every few hundred milliseconds, and on a
+#      2-core machine each process start takes a core for tens of ms: this
+#      tells whether the tail of 2 is ddl_notify's.
 #   3. one DDL in every database at once (16 clients): from the first commit
 #      to the last handler start (and from the last commit).  Goal <= 5 s.
 #   3b. the same without the clients' pace: one event pending in every
 #      database (written while ddl_notify.max_workers = 0), then a restart
 #      with the pool: from the first handler start to the last (the
 #      launcher probes every database at start).  Goal <= 5 s.
+#   3c. a reference for 3b: what one process per database costs on this
+#      machine (a PostgreSQL backend serves one database for its life, so
+#      any design pays it): 4 clients open a session in each database in
+#      turn (psql \c) and run one statement there.
 #   4. a fast subscriber next to one whose handler takes 1 s per event, in
 #      one database: the fast one's commit-to-handler p50/p99 (goal: as in
 #      2).
@@ -53,6 +61,21 @@ latency_of()
 {
 	q P "$1" "SELECT extract(epoch FROM l.handler_start - pg_xact_commit_timestamp(xid(l.xid))) * 1000
 		FROM public.bench_latency l"
+}
+
+# warm_series PREFIX FILE: NS DDL, one at a time, in d1-d4 (whose workers
+# run), each delivered before the next; their latencies into FILE
+warm_series()
+{
+	local i db out f
+	for i in $(seq 1 "$NS"); do
+		db=d$((i % 4 + 1))
+		out=$(psql_c P "$db" -c "CREATE TABLE $1$i (a int)" -c "SELECT ddl_notify.wait_for_delivery('60s')")
+		[[ $out == t ]] || die "warm ($1): not delivered in $db"
+	done
+	f=$(bench_file "$2")
+	: >"$f"
+	for i in 1 2 3 4; do latency_of "d$i" >>"$f"; done
 }
 
 main()
@@ -109,16 +132,22 @@ ddl_notify.worker_idle_timeout = '1s'"
 		psql_c P "d$i" -c "CREATE TABLE warmup (a int)" -c "SELECT ddl_notify.wait_for_delivery('60s')" >/dev/null
 		q P "d$i" "TRUNCATE public.bench_latency" >/dev/null
 	done
-	for i in $(seq 1 "$NS"); do
-		db=d$((i % 4 + 1))
-		out=$(psql_c P "$db" -c "CREATE TABLE w$i (a int)" -c "SELECT ddl_notify.wait_for_delivery('60s')")
-		[[ $out == t ]] || die "warm: not delivered in $db"
-	done
-	f=$(bench_file warm.txt)
-	: >"$f"
-	for i in 1 2 3 4; do latency_of "d$i" >>"$f"; done
-	read -r p50 p99 max n < <(pct "$f")
+	warm_series w warm.txt
+	read -r p50 p99 max n < <(pct "$(bench_file warm.txt)")
 	printf '   warm commit->handler: p50 %s ms, p99 %s ms, max %s ms (n=%s); goal p50 <= 2 ms: %s\n' "$p50" "$p99" "$max" "$n" "$(verdict "$p50" '<=' 2)"
+
+	# The same again with autovacuum off: with $NDB databases the autovacuum
+	# launcher starts a worker every autovacuum_naptime / $NDB seconds, and a
+	# process start takes a core for tens of milliseconds on a small machine.
+	echo "-- 2b. warm, the same with autovacuum = off (is the tail ours?)"
+	q P postgres "ALTER SYSTEM SET autovacuum = off" >/dev/null
+	q P postgres "SELECT pg_reload_conf()" >/dev/null
+	for i in 1 2 3 4; do q P "d$i" "TRUNCATE public.bench_latency" >/dev/null; done
+	warm_series wa warm_noav.txt
+	read -r p50 p99 max n < <(pct "$(bench_file warm_noav.txt)")
+	printf '   warm commit->handler, autovacuum off: p50 %s ms, p99 %s ms, max %s ms (n=%s)\n' "$p50" "$p99" "$max" "$n"
+	q P postgres "ALTER SYSTEM RESET autovacuum" >/dev/null
+	q P postgres "SELECT pg_reload_conf()" >/dev/null
 	q P postgres "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '1s'" >/dev/null
 	q P postgres "SELECT pg_reload_conf()" >/dev/null
 	for _ in $(seq 1 600); do
@@ -177,6 +206,26 @@ ddl_notify.worker_idle_timeout = '1s'"
 	awk -F '|' '{ s = $1; if (NR == 1 || $2 < f) f = $2; if (NR == 1 || $2 > h) h = $2; n++ }
 		END { printf "   %d databases pending at once: the first handler started %.2f s after the server started, the last %.2f s after the first (goal <= 5 s: %s)\n",
 				n, (f - s) / 1000, (h - f) / 1000, ((h - f) <= 5000 ? "PASS" : "MISS") }' "$f"
+
+	# What the machine allows at best to any design with one process per
+	# database (a backend serves one database for its life): 4 clients, each
+	# opening a session in its quarter of the databases in turn (one psql
+	# each, \c from database to database) and running one statement there.
+	echo "-- 3c. for comparison: a new session in each of the $NDB databases, 4 at a time, one statement each"
+	for c in 0 1 2 3; do
+		f=$(bench_file "floor$c.sql")
+		: >"$f"
+		for i in $(seq $((c + 1)) 4 "$NDB"); do
+			printf '\\c d%d\nSELECT 1;\n' "$i" >>"$f"
+		done
+	done
+	t0=$(now_ms)
+	for c in 0 1 2 3; do
+		psql_c P postgres -f "$(bench_file "floor$c.sql")" >/dev/null &
+	done
+	wait
+	t1=$(now_ms)
+	printf '   %d sessions, 4 at a time: %.2f s (what a process per database costs on this machine: compare with 3b)\n' "$NDB" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1000 }')"
 
 	echo "-- 4. a fast subscriber next to one taking 1 s per event, one database ($((NS / 2)) samples)"
 	q P d1 "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '10min'" >/dev/null
