@@ -24,8 +24,9 @@
 #      launcher probes every database at start).  Goal <= 5 s.
 #   3c. a reference for 3b: what one process per database costs on this
 #      machine (a PostgreSQL backend serves one database for its life, so
-#      any design pays it): 4 clients open a session in each database in
-#      turn (psql \c) and run one statement there.
+#      any design pays it): right after a restart, as in 3b, 4 clients
+#      open a session in each database in turn (psql \c) and run one
+#      statement there.
 #   4. a fast subscriber next to one whose handler takes 1 s per event, in
 #      one database: the fast one's commit-to-handler p50/p99 (goal: as in
 #      2).
@@ -219,6 +220,10 @@ ddl_notify.worker_idle_timeout = '1s'"
 			printf '\\c d%d\nSELECT 1;\n' "$i" >>"$f"
 		done
 	done
+	# as in 3b, right after a restart (which removes every database's
+	# relcache init file), with no pool probing the databases meanwhile
+	echo "ddl_notify.max_workers = 0" | as_user tee -a "$BENCH_TMP/P/data/postgresql.conf" >/dev/null
+	cluster_restart P
 	t0=$(now_ms)
 	for c in 0 1 2 3; do
 		psql_c P postgres -f "$(bench_file "floor$c.sql")" >/dev/null &
@@ -226,6 +231,9 @@ ddl_notify.worker_idle_timeout = '1s'"
 	wait
 	t1=$(now_ms)
 	printf '   %d sessions, 4 at a time: %.2f s (what a process per database costs on this machine: compare with 3b)\n' "$NDB" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1000 }')"
+
+	echo "ddl_notify.max_workers = 4" | as_user tee -a "$BENCH_TMP/P/data/postgresql.conf" >/dev/null
+	cluster_restart P
 
 	echo "-- 4. a fast subscriber next to one taking 1 s per event, one database ($((NS / 2)) samples)"
 	q P d1 "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '10min'" >/dev/null
