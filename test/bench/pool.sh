@@ -64,6 +64,18 @@ latency_of()
 		FROM public.bench_latency l"
 }
 
+# wait_pool_empty: until the launcher's probes of every database are done
+# and the workers have left (the pool lists nothing)
+wait_pool_empty()
+{
+	local n
+	for _ in $(seq 1 600); do
+		n=$(q P tpl "SELECT count(*) FROM ddl_notify.worker_pool()" 2>/dev/null || echo 1)
+		[[ $n == 0 ]] && break
+		sleep 0.1
+	done
+}
+
 # warm_series PREFIX FILE: NS DDL, one at a time, in d1-d4 (whose workers
 # run), each delivered before the next; their latencies into FILE
 warm_series()
@@ -100,12 +112,7 @@ ddl_notify.worker_idle_timeout = '1s'"
 	done
 	t1=$(now_ms)
 	printf '   created %d databases from a template in %.1f s\n' "$NDB" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1000 }')"
-	# let the launcher's probes of the new databases finish and the workers leave
-	for _ in $(seq 1 600); do
-		n=$(q P tpl "SELECT count(*) FROM ddl_notify.worker_pool()" 2>/dev/null || echo 1)
-		[[ $n == 0 ]] && break
-		sleep 0.1
-	done
+	wait_pool_empty
 	q P postgres "SELECT 1" >/dev/null
 
 	echo "-- 1. cold: one DDL at a time in a random database without a worker ($NS samples)"
@@ -234,6 +241,7 @@ ddl_notify.worker_idle_timeout = '1s'"
 
 	echo "ddl_notify.max_workers = 4" | as_user tee -a "$BENCH_TMP/P/data/postgresql.conf" >/dev/null
 	cluster_restart P
+	wait_pool_empty
 
 	echo "-- 4. a fast subscriber next to one taking 1 s per event, one database ($((NS / 2)) samples)"
 	q P d1 "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '10min'" >/dev/null
