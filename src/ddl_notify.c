@@ -22,9 +22,14 @@
  *	 queued for one from the pool.  Nothing is believed
  *	 before COMMIT: the callback runs at XACT_EVENT_COMMIT, never earlier.
  *
- * The utility hook remembers the text of the statement being executed, so
- * capture can store the statement that ran the DDL rather than the whole
- * query string, and lets pool.c step aside before DROP DATABASE and friends.
+ * The utility hook remembers the text of the statement being executed (in
+ * common.c's ddln_statement), so capture can store the statement that ran
+ * the DDL rather than the whole query string, and lets pool.c step aside
+ * before DROP DATABASE and friends.
+ *
+ * This file is the entry: it wires settings and hooks and calls into the
+ * other files; none of them calls into it (they read the settings' variables
+ * only).  The helpers they share are in common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -33,16 +38,10 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_namespace.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "storage/lock.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
-#include "utils/lsyscache.h"
-#include "utils/syscache.h"
 
 #include "ddl_notify.h"
 
@@ -65,11 +64,6 @@ int			ddln_lock_timeout = 1000;
 int			ddln_max_subscribers_per_role = 16;
 int			ddln_worker_idle_timeout = 10000;
 int			ddln_max_workers_per_database = 2;
-
-/* the statement being executed, for capture.c */
-static const char *ddln_stmt_string = NULL;
-static int	ddln_stmt_location = -1;
-static int	ddln_stmt_len = 0;
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
@@ -188,163 +182,6 @@ _PG_init(void)
 	}
 }
 
-/*
- * Take the subscription-point lock in the given mode until the end of the
- * transaction.
- */
-void
-DdlnLockSubscriptionPoint(LOCKMODE mode)
-{
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, DDLN_LOCK_KEY1, DDLN_LOCK_KEY2,
-						 DDLN_LOCK_FIELD4);
-	(void) LockAcquire(&tag, mode, false, false);
-}
-
-/*
- * Enter the context the extension runs its own SQL in: as the extension's
- * owner (the only role that may write its tables), with search_path
- * pg_catalog, pg_temp, so that no object or operator a caller put on its
- * search_path can stand in for a built-in one, and with index paths
- * preferred.  Leave it with DdlnEndSafe();
- * an error leaves it through transaction abort.
- */
-void
-DdlnBeginSafe(DdlnSafeState *st)
-{
-	/*
-	 * search_path: nothing a caller put on its path stands in for a built-in
-	 * object or operator.  enable_seqscan: our statements keep generic plans
-	 * for the life of a backend, and one planned while the queue was nearly
-	 * empty would scan the whole table for ever after; every statement has an
-	 * index path.  jit: short statements, compiling them costs more than
-	 * running them (and a disabled seq scan's cost would trigger it).
-	 */
-	static const struct
-	{
-		const char *name;
-		const char *value;
-	}			settings[] = {
-		{"search_path", "pg_catalog, pg_temp"},
-		{"enable_seqscan", "off"},
-		{"jit", "off"},
-	};
-
-	GetUserIdAndSecContext(&st->save_userid, &st->save_sec);
-	SetUserIdAndSecContext(DdlnExtensionOwner(), st->save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	st->nestlevel = NewGUCNestLevel();
-	for (int i = 0; i < (int) lengthof(settings); i++)
-		(void) set_config_option(settings[i].name, settings[i].value,
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
-}
-
-void
-DdlnEndSafe(DdlnSafeState *st)
-{
-	AtEOXact_GUC(true, st->nestlevel);
-	SetUserIdAndSecContext(st->save_userid, st->save_sec);
-}
-
-/*
- * The extension's relation OIDs, for capture (every DDL statement) and the
- * engine (every batch): name lookups cost a catalog cache probe each, so
- * they are made once per backend and forgotten when PostgreSQL says any of
- * these relations (or all relations) may have changed, or any schema did:
- * DROP or ALTER EXTENSION, a rename, an aborted CREATE EXTENSION.
- */
-static DdlnRelids ddln_relids;
-static bool ddln_relids_valid = false;
-static bool ddln_relids_callbacks = false;
-static uint64 ddln_relids_invals = 0;	/* invalidations seen, any */
-
-static void
-DdlnRelidsForgetRel(Datum arg, Oid relid)
-{
-	ddln_relids_invals++;
-	if (!OidIsValid(relid) ||
-		relid == ddln_relids.event || relid == ddln_relids.event_seq ||
-		relid == ddln_relids.event_xid || relid == ddln_relids.commit_order ||
-		relid == ddln_relids.commit_order_seq || relid == ddln_relids.commit_order_pos)
-		ddln_relids_valid = false;
-}
-
-static void
-DdlnRelidsForgetAll(Datum arg, int cacheid, uint32 hashvalue)
-{
-	ddln_relids_invals++;
-	ddln_relids_valid = false;
-}
-
-static Oid
-DdlnLookupRelid(const char *name, Oid nspid, bool missing_ok)
-{
-	Oid			relid = get_relname_relid(name, nspid);
-
-	if (!OidIsValid(relid) && !missing_ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation \"%s.%s\" of extension ddl_notify does not exist",
-						DDLN_SCHEMA_NAME, name),
-				 errhint("Do not drop the extension's objects; DROP EXTENSION and CREATE EXTENSION ddl_notify re-create them.")));
-	return relid;
-}
-
-/*
- * The OIDs, or NULL if the extension's schema or one of them is missing and
- * missing_ok (else an error).  The lookups may read the catalogs, and so
- * process invalidations, meanwhile: what they found is kept only if no
- * invalidation came while they ran (else it is used this once).
- */
-const DdlnRelids *
-DdlnGetRelids(bool missing_ok)
-{
-	DdlnRelids	r;
-	HeapTuple	tup;
-	uint64		invals_before;
-
-	if (ddln_relids_valid)
-		return &ddln_relids;
-	if (!ddln_relids_callbacks)
-	{
-		CacheRegisterRelcacheCallback(DdlnRelidsForgetRel, (Datum) 0);
-		CacheRegisterSyscacheCallback(NAMESPACEOID, DdlnRelidsForgetAll, (Datum) 0);
-		ddln_relids_callbacks = true;
-	}
-
-	invals_before = ddln_relids_invals;
-	r.nsp = get_namespace_oid(DDLN_SCHEMA_NAME, missing_ok);
-	if (!OidIsValid(r.nsp) ||
-		!OidIsValid(r.event = DdlnLookupRelid("event", r.nsp, missing_ok)) ||
-		!OidIsValid(r.event_seq = DdlnLookupRelid("event_id_seq", r.nsp, missing_ok)) ||
-		!OidIsValid(r.event_xid = DdlnLookupRelid("event_xid", r.nsp, missing_ok)) ||
-		!OidIsValid(r.commit_order = DdlnLookupRelid("commit_order", r.nsp, missing_ok)) ||
-		!OidIsValid(r.commit_order_seq = DdlnLookupRelid("commit_order_pos_seq", r.nsp, missing_ok)) ||
-		!OidIsValid(r.commit_order_pos = DdlnLookupRelid("commit_order_pos", r.nsp, missing_ok)))
-		return NULL;
-	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(r.nsp));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for namespace %u", r.nsp);
-	r.owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
-	ReleaseSysCache(tup);
-
-	ddln_relids = r;
-	ddln_relids_valid = (ddln_relids_invals == invals_before);
-	return &ddln_relids;
-}
-
-/*
- * The role that owns the extension's objects (the owner of its schema).
- * Capture and the API switch to it to write the extension's tables, which
- * no other role may write.
- */
-Oid
-DdlnExtensionOwner(void)
-{
-	return DdlnGetRelids(false)->owner;
-}
-
 static void
 DdlnXactCallback(XactEvent event, void *arg)
 {
@@ -390,38 +227,6 @@ DdlnXactCallback(XactEvent event, void *arg)
 	}
 }
 
-/*
- * The text of the statement that is running now: the statement's own slice of
- * the query string when the utility hook saw it, else the whole query string
- * of the session (the first DDL of a session that did not preload us).
- */
-const char *
-DdlnCurrentStatementText(void)
-{
-	const char *s = ddln_stmt_string;
-	int			loc = ddln_stmt_location;
-	int			len = ddln_stmt_len;
-
-	if (s == NULL)
-		return debug_query_string ? pstrdup(debug_query_string) : NULL;
-	if (loc < 0)
-		return pstrdup(s);
-	if (loc > (int) strlen(s))
-		return pstrdup(s);
-	s += loc;
-	if (len <= 0)
-		len = strlen(s);
-	/* skip leading white space the grammar left in the slice */
-	while (len > 0 && (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r'))
-	{
-		s++;
-		len--;
-	}
-	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\n' || s[len - 1] == '\t' || s[len - 1] == '\r'))
-		len--;
-	return pnstrdup(s, len);
-}
-
 static void
 DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
 #if PG_VERSION_NUM >= 140000
@@ -431,16 +236,14 @@ DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				   ParamListInfo params, QueryEnvironment *queryEnv,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
-	const char *save_string = ddln_stmt_string;
-	int			save_location = ddln_stmt_location;
-	int			save_len = ddln_stmt_len;
+	DdlnStatement save = ddln_statement;
 
 	/* Let pool.c step aside before DROP DATABASE and the like (G11). */
 	DdlnBeforeUtility(pstmt->utilityStmt);
 
-	ddln_stmt_string = queryString;
-	ddln_stmt_location = pstmt->stmt_location;
-	ddln_stmt_len = pstmt->stmt_len;
+	ddln_statement.string = queryString;
+	ddln_statement.location = pstmt->stmt_location;
+	ddln_statement.len = pstmt->stmt_len;
 	PG_TRY();
 	{
 #if PG_VERSION_NUM >= 140000
@@ -461,9 +264,7 @@ DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_FINALLY();
 	{
-		ddln_stmt_string = save_string;
-		ddln_stmt_location = save_location;
-		ddln_stmt_len = save_len;
+		ddln_statement = save;
 	}
 	PG_END_TRY();
 }

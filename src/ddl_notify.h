@@ -3,9 +3,35 @@
  * ddl_notify.h
  *	  Declarations shared by the files of ddl_notify.
  *
- * Who owns what:
- *	  ddl_notify.c	_PG_init, settings, shared memory, transaction callbacks,
+ * Words the files share:
+ *	  event			one row of ddl_notify.event: one object touched by one DDL
+ *					command, recorded in the DDL's own transaction
+ *	  subscriber	a row of ddl_notify.subscriber: a name, a handler (a SQL
+ *					function taking an event) and a slot
+ *	  slot			a subscriber's bit (0..63) in event.processed: set once
+ *					its handler's transaction committed
+ *	  subscription point  the snapshot at a subscriber's commit: events of
+ *					transactions visible in it are not its
+ *	  position		a transaction's place in commit order
+ *					(ddl_notify.commit_order.pos), drawn just before it commits
+ *	  batch			the events one delivery transaction hands to one
+ *					subscriber
+ *	  round			one pass of the engine over every due subscriber, until
+ *					nothing is left (DdlnDeliverRound)
+ *	  floor			in memory, for the rest of a round: where a subscriber's
+ *					handled events of one transaction end
+ *	  sweep			the occasional delete of rows no subscriber needs
+ *	  pool			the delivery workers of the whole cluster, at most
+ *					ddl_notify.max_workers; a worker serves one database
+ *	  pause			a database the pool keeps out of while a command (DROP
+ *					DATABASE, DROP EXTENSION...) needs it alone
+ *
+ * Who owns what (ddl_notify.c, the entry, calls the others and no other file
+ * calls it; every file may call common.c, the ground, which calls none):
+ *	  ddl_notify.c	the entry: _PG_init, settings, transaction callbacks,
  *					the utility hook
+ *	  common.c		the ground: the subscription-point lock, the safe
+ *					context, the relation OID cache, the running statement
  *	  capture.c		the event trigger functions (write ddl_notify.event)
  *	  querytext.c	the statement text an event stores: secrets redacted,
  *					length capped
@@ -80,7 +106,7 @@ extern int	ddln_max_subscribers_per_role;
 extern int	ddln_worker_idle_timeout;
 extern int	ddln_max_workers_per_database;
 
-/* ddl_notify.c */
+/* common.c */
 typedef struct DdlnSafeState
 {
 	Oid			save_userid;
@@ -93,6 +119,16 @@ extern void DdlnEndSafe(DdlnSafeState *st);
 extern void DdlnLockSubscriptionPoint(LOCKMODE mode);
 extern const char *DdlnCurrentStatementText(void);
 extern Oid	DdlnExtensionOwner(void);
+
+/* the statement the utility hook is running: its query string and slice */
+typedef struct DdlnStatement
+{
+	const char *string;
+	int			location;		/* -1: the whole string */
+	int			len;			/* 0: to the end of the string */
+} DdlnStatement;
+
+extern DdlnStatement ddln_statement;
 
 /* capture.c */
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
@@ -163,7 +199,7 @@ extern ErrorData *DdlnCopyErrorCapped(MemoryContext into);
 
 /*
  * The OIDs of the extension's schema and of the relations capture and the
- * engine open without SQL, looked up once per backend (ddl_notify.c).
+ * engine open without SQL, looked up once per backend (common.c).
  */
 typedef struct DdlnRelids
 {
