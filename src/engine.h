@@ -1,0 +1,81 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.h
+ *	  The delivery engine's own types, private to deliver.c and fetch.c: a
+ *	  subscriber as the engine sees it while it holds the row lock, and the
+ *	  events one batch read.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDLN_ENGINE_H
+#define DDLN_ENGINE_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
+#include "ddl_notify.h"
+
+/*
+ * One of a subscriber's filters (command_tags, object_types, schemas): a
+ * NULL array lets every event through; else the event's value must equal one
+ * of the elements, as "value = ANY (array)" is true.
+ */
+typedef struct DdlnFilter
+{
+	bool		all;
+	int			n;
+	char	  **values;			/* NULL elements left out */
+} DdlnFilter;
+
+/* One subscriber as the engine sees it while it holds the row lock. */
+typedef struct DdlnSubscriber
+{
+	int32		id;
+	char	   *name;
+	int32		slot;
+	Oid			handler;
+	Oid			owner;
+	int32		max_attempts;	/* 0: retry for ever */
+	bool		due;
+	TimestampTz next_retry;
+	bool		handler_exists;
+	bool		owner_exists;
+	char	   *handler_name;	/* qualified signature, NULL before 0.2.0 */
+	char	   *owner_name;		/* NULL before 0.2.0 */
+	Datum		start_snapshot; /* the subscription point (pg_snapshot) */
+	FullTransactionId start_xid;
+	DdlnFilter	command_tags;	/* what it wants */
+	DdlnFilter	object_types;
+	DdlnFilter	schemas;
+	bool		echo;
+	bool		may_read_query; /* its owner may SELECT event.query */
+} DdlnSubscriber;
+
+/*
+ * Where the subscriber's handled events of one transaction end: every event
+ * of "xid" with an id up to "id" is handled.  A transaction's events become
+ * visible together and are read in id order, so once a batch that ended at
+ * (xid, id) committed, this stays true; the next read of that transaction
+ * starts after it instead of stepping over the handled rows again.  Known
+ * only in memory, for the rest of the delivery round.
+ */
+typedef DdlnEventKey DdlnFloor;
+
+/* The events a batch read, in delivery order, in the batch's memory. */
+typedef struct DdlnFetched
+{
+	int			n;
+	Datum	   *rows;			/* the event rows (composite datums) */
+	DdlnEventKey *keys;			/* id, xid and commit position of each */
+	bool	   *wanted;			/* passes the subscriber's filters */
+	bool		full;			/* stopped at ddl_notify.batch_memory */
+} DdlnFetched;
+
+/* fetch.c */
+extern void DdlnReadFilter(HeapTuple tup, TupleDesc desc, int col, DdlnFilter *f);
+extern void DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
+					  DdlnFetched *out);
+
+#endif							/* DDLN_ENGINE_H */
