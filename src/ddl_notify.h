@@ -42,6 +42,8 @@
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
+ *	  fetch.c		for the engine: the read of a subscriber's pending events
+ *					(two index walks, no SQL); engine.h holds their types
  *	  failure.c		for the engine: whose error a failed handler call
  *					raised, and the capped copy of it the engine keeps
  *	  pool.c		the pool's shared memory (slots, request table, pauses,

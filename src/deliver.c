@@ -21,7 +21,8 @@
  *	  before they committed, see ddl_notify.commit_order), then statement
  *	  order (G5).  The read walks commit_order by position and each
  *	  transaction's events by xid, and stops at the batch size: it never
- *	  scans or sorts the whole backlog, dead rows included.
+ *	  scans or sorts the whole backlog, dead rows included.  The read is
+ *	  fetch.c's (DdlnFetch); the engine's types are in engine.h.
  * 3. Inside a subtransaction it calls the handler for each wanted event, as
  *	  the subscriber's owner, in a security-restricted operation with a fixed
  *	  search_path (G10): the handler cannot SET ROLE, create temporary
