@@ -36,6 +36,10 @@
 # - commit_failure_believed.patch: the engine counts a batch whose COMMIT
 #   failed as delivered and goes on: the recorded failure and the attempt
 #   count are missing.
+# - Caught (checked): DdlnTryCommit() without its re-throw of the caller's
+#   own cancel (deliver.c): the cancel at COMMIT is taken as a commit
+#   failure, the engine isolates the events one per transaction, waits at
+#   that COMMIT again, and the cancelled CALL never ends.
 
 use strict;
 use warnings FATAL => 'all';
@@ -146,6 +150,33 @@ for my $attempt (1 .. 2)
 			"SELECT count(*) FROM pg_class WHERE relname LIKE 'm\\_%'"),
 		'0', "attempt $attempt: the handlers' own DDL was rolled back");
 }
+
+# A cancel while the COMMIT waits (no lock_timeout now): the caller's
+# cancel ends the round and is nobody's failure: nothing recorded, nothing
+# believed (DdlnTryCommit re-throws it, failure.c's DdlnErrorIsDeliverers).
+my $canceled = $node->background_psql('postgres', on_error_stop => 0);
+$canceled->query_until(qr/delivering/, q{
+\echo delivering
+SET ddl_notify.batch_size = 3;
+CALL ddl_notify.deliver();
+});
+# (while it delivers, its pg_stat_activity.query says so: the engine's own)
+my $waiting = q{
+SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+WHERE NOT l.granted AND l.locktype = 'advisory' AND l.objsubid = 3
+  AND a.query LIKE 'ddl_notify: delivering % to subscriber "mirror"'};
+ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($waiting) w"),
+	'a CALL deliver() without lock_timeout waits at its COMMIT for the subscription-point lock');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend(pid) FROM ($waiting) w");
+$canceled->query('SELECT 1');
+like($canceled->{stderr}, qr/canceling statement due to user request/,
+	'the cancelled CALL deliver() fails with the cancel');
+$canceled->quit;
+is($node->safe_psql('postgres', $status_sql),
+	"4|2|$first_id|55P03|t|f|t",
+	'G3/G7: the cancel at COMMIT is recorded as no attempt; all four still pending');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM public.log'),
+	'0', 'G3: nothing of the cancelled batch is kept');
 
 # The cause goes away: the subscribe() may finish.
 $node->safe_psql('postgres', q{
