@@ -8,7 +8,13 @@
 --    last_error at once (42704); CALL deliver() calls no handler, records
 --    42704 with the role's name as a failed attempt, and the event stays
 --    pending; once a role of that name exists, the event is delivered, once.
---    A restored row without a handler or an owner name is refused (23502).
+--    A restored row without a handler or an owner name is refused (23502);
+--    one whose handler signature names a missing type names no function
+--    (42883 in last_error, not an error of the restore); the 65th restored
+--    subscriber of a database is refused (53400).  (lifecycle.c)
+--    Caught (checked): DdlnHandlerByName() re-throwing to_regprocedure()'s
+--    error (the restore itself then fails, 42704); DdlnRestoreSlot() without
+--    its limit (the row then fails the slot CHECK, 23514).
 --    Caught (checked): DdlnRunBatch() without its refusal that names the
 --    missing role (deliver.c; the attempt then records "role 0 ...", which
 --    tells the user nothing).
@@ -46,6 +52,12 @@ INSERT INTO ddl_notify.subscriber (name, handler, owner_name)
 VALUES ('restored_nohandler', NULL, 'regress_ddln_r_gone');
 INSERT INTO ddl_notify.subscriber (name, handler, owner_name)
 VALUES ('restored_noowner', 'public.r_log(ddl_notify.event)', NULL);
+-- a signature naming a type that does not exist here names no function
+INSERT INTO ddl_notify.subscriber (name, handler, owner_name)
+VALUES ('restored_badsig', 'public.r_log(public.no_such_type)', current_user);
+SELECT name, last_error_sqlstate, last_error FROM ddl_notify.subscriber_status
+WHERE name = 'restored_badsig';
+SELECT ddl_notify.unsubscribe('restored_badsig');
 CREATE TABLE orphan_t ();
 CALL ddl_notify.deliver();
 -- no handler ran; the missing role is named; the event waits
@@ -58,6 +70,14 @@ SELECT who, ident FROM rlog ORDER BY n;
 :status;
 SELECT ddl_notify.unsubscribe('restored_orphan');
 TRUNCATE rlog;
+-- a restore past the 64 subscribers of a database is refused (53400)
+INSERT INTO ddl_notify.subscriber (name, handler, owner_name)
+SELECT 'restored_' || g, 'public.r_log(ddl_notify.event)', current_user
+FROM generate_series(1, 64) g;
+INSERT INTO ddl_notify.subscriber (name, handler, owner_name)
+VALUES ('restored_65', 'public.r_log(ddl_notify.event)', current_user);
+SELECT count(*) AS subscribers, count(DISTINCT slot) AS slots FROM ddl_notify.subscriber;
+SELECT count(ddl_notify.unsubscribe(name)) AS unsubscribed FROM ddl_notify.subscriber;
 
 --
 -- 2. The extension's tables changed by hand
