@@ -128,6 +128,7 @@ DdlnHandlerByName(const char *signature)
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
 			edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+			/* untested: a cancel landing inside to_regprocedure(); no test can time it */
 			ReThrowError(edata);
 		FreeErrorData(edata);
 	}

@@ -129,6 +129,8 @@ for f in "${files[@]}"; do
 			if (s ~ /untested:/) return "untested"
 			return ""
 		}
+		# source lines only ("COUNT:LINE:text"), not gcov -b branch/call lines
+		!/^ *[^:]+: *[0-9]+:/ { next }
 		{
 			src = $0
 			sub(/^[^:]*:[^:]*:/, "", src)
