@@ -39,10 +39,10 @@
 # - commit_failure_believed.patch: the engine counts a batch whose COMMIT
 #   failed as delivered and goes on: the recorded failure and the attempt
 #   count are missing.
-# - Caught (checked): a COMMIT failure of several events recorded on the
-#   batch's first event without trying them one per transaction (deliver.c,
-#   DdlnDeliverSubscriberLoop): the COMMENT that could commit is not
-#   delivered, and the failure names it instead of the CREATE TABLE.
+# - commit_failure_not_isolated.patch: a COMMIT failure of several events
+#   recorded on the batch's first event without trying them one per
+#   transaction (DdlnDeliverSubscriberLoop): the COMMENT that could commit is
+#   not delivered, and the failure names it instead of the CREATE TABLE.
 # - Caught (checked): DdlnTryCommit() without its re-throw of the caller's
 #   own cancel (deliver.c): the cancel at COMMIT is taken as a commit
 #   failure, the engine isolates the events one per transaction, waits at
