@@ -16,6 +16,10 @@
 #                           MUTATION=NAME for one
 #   make test-pg-regress    PostgreSQL's own regression suite with and without
 #                           ddl_notify, compared (test/pgregress/run.sh)
+#   make coverage           every suite against a --coverage build in a scratch
+#                           copy, then gcov's lines and branches per file and
+#                           the error paths no test ran (test/tools/coverage.sh,
+#                           test/COVERAGE.md); ONLY=regex for some tests
 
 EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
@@ -59,7 +63,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 		{ echo "$(EXTENSION).control: default_version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench mutate test-pg-regress
+.PHONY: deps demo test bench mutate test-pg-regress coverage
 deps:
 	@bash test/tools/deps.sh
 
@@ -83,3 +87,6 @@ mutate: deps
 test-pg-regress: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/pgregress/run.sh
+
+coverage: deps
+	@bash test/tools/coverage.sh

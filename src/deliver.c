@@ -420,9 +420,11 @@ DdlnPlan(DdlnQuery *q)
 		SPIPlanPtr	plan = SPI_prepare_cursor(q->sql, q->nargs, q->argtypes,
 											  CURSOR_OPT_GENERIC_PLAN);
 
+		/* not reached: NULL only for bad arguments or no SPI connection; bad SQL is an ERROR */
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s", q->sql,
 				 SPI_result_code_string(SPI_result));
+		/* not reached: fails only for a plan that is NULL, one-shot or kept already */
 		if (SPI_keepplan(plan) != 0)
 			elog(ERROR, "SPI_keepplan failed");
 		q->plan = plan;
@@ -481,6 +483,7 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	 * (batch) context, or a long round would keep every batch's memory.
 	 */
 	MemoryContextSwitchTo(cxt);
+	/* not reached: < 0 only for bad arguments, COPY or transaction control, none of them ours */
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s", q->sql,
 			 SPI_result_code_string(rc));
@@ -982,6 +985,7 @@ DdlnDeadLetter(DdlnSubscriber *sub, const DdlnEventKey *event, int32 attempts,
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
+		/* untested: any other error here (out of memory, a trigger put on dead_letter) ends the round */
 		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
 			ReThrowError(edata);
 		ereport(LOG,
@@ -1443,11 +1447,13 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 	 * is reported, after this function is gone.  Freeing it first made the
 	 * report read freed memory: a crash on cancel.
 	 */
+	/* not reached: an invariant of both callers (deliver() and the worker's loop) */
 	if (oldcxt == TopTransactionContext || oldcxt == CurTransactionContext)
 		elog(ERROR, "ddl_notify delivery must start in a memory context that outlives the transaction");
 	keep = AllocSetContextCreate(oldcxt, "ddl_notify delivery round",
 								 ALLOCSET_DEFAULT_SIZES);
 
+	/* not reached: in PostgreSQL 15 SPI_connect_ext() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect_ext failed");
 

@@ -128,6 +128,7 @@ DdlnHandlerByName(const char *signature)
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
 			edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+			/* untested: a cancel landing inside to_regprocedure(); no test can time it */
 			ReThrowError(edata);
 		FreeErrorData(edata);
 	}
@@ -213,6 +214,7 @@ DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 		if (pushed)
 			PopActiveSnapshot();
 		DdlnEndSafe(&safe);
+		/* not reached: an UPDATE that runs returns SPI_OK_UPDATE; its failures are ERRORs */
 		if (rc != SPI_OK_UPDATE)
 			elog(ERROR, "could not update subscriber %d: %s", id, SPI_result_code_string(rc));
 		*handler_oid = h;
@@ -235,6 +237,7 @@ DdlnRestoreSlot(int32 want)
 	DdlnBeginSafe(&safe);
 	rc = SPI_execute("SELECT slot FROM ddl_notify.subscriber", false, 0);
 	DdlnEndSafe(&safe);
+	/* not reached: a SELECT that runs returns SPI_OK_SELECT; its failures are ERRORs */
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read the subscribers' slots: %s", SPI_result_code_string(rc));
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -265,6 +268,7 @@ DdlnColumn(TupleDesc desc, const char *name)
 {
 	int			attnum = SPI_fnumber(desc, name);
 
+	/* not reached: the trigger runs on ddl_notify.subscriber, whose columns the install script makes */
 	if (attnum <= 0)
 		elog(ERROR, "column \"%s\" of ddl_notify.subscriber does not exist", name);
 	return attnum;
@@ -302,6 +306,7 @@ subscriber_restore(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		/* untested: only a superuser attaching the function elsewhere reaches it (an internal error is right) */
 		elog(ERROR, "subscriber_restore() must run as a BEFORE INSERT FOR EACH ROW trigger");
 	tup = trigdata->tg_trigtuple;
 	if (ddln_api_inserting)
@@ -324,6 +329,7 @@ subscriber_restore(PG_FUNCTION_ARGS)
 	slot = isnull ? -1 : DatumGetInt32(d);
 
 	DdlnLockApi();
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	slot = DdlnRestoreSlot(slot);

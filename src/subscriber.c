@@ -174,6 +174,7 @@ DdlnFixSubscriptionPoint(void)
 	values[0] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
 	values[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DdlnBeginSafe(&safe);
@@ -185,6 +186,7 @@ DdlnFixSubscriptionPoint(void)
 							   2, argtypes, values, NULL, false, 0);
 	PopActiveSnapshot();
 	DdlnEndSafe(&safe);
+	/* not reached: an UPDATE that runs returns SPI_OK_UPDATE; its failures are ERRORs */
 	if (rc != SPI_OK_UPDATE)
 		elog(ERROR, "could not fix the subscription point: %s", SPI_result_code_string(rc));
 	SPI_finish();
@@ -214,11 +216,13 @@ DdlnApiQueryLatest(const char *sql, int nargs, Oid *argtypes, Datum *values)
 
 	DdlnBeginSafe(&safe);
 	plan = SPI_prepare(sql, nargs, argtypes);
+	/* not reached: NULL only for bad arguments or no SPI connection; bad SQL is an ERROR */
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
 	rc = SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot,
 							  true, false, 0);
 	DdlnEndSafe(&safe);
+	/* not reached: the callers' statements are SELECTs; their failures are ERRORs */
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s", sql, SPI_result_code_string(rc));
 }
@@ -234,6 +238,7 @@ DdlnApiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	DdlnBeginSafe(&safe);
 	rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
 	DdlnEndSafe(&safe);
+	/* not reached: < 0 only for bad arguments, COPY or transaction control, none of them ours */
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_with_args failed for \"%s\": %s", sql,
 			 SPI_result_code_string(rc));
@@ -321,6 +326,7 @@ DdlnEventTypeOid(void)
 										CStringGetDatum("event"),
 										ObjectIdGetDatum(nsp));
 
+	/* not reached: the row type of the extension's table goes only with the extension */
 	if (!OidIsValid(typid))
 		elog(ERROR, "type ddl_notify.event does not exist");
 	return typid;
@@ -471,6 +477,7 @@ subscribe(PG_FUNCTION_ARGS)
 	DdlnCheckHandler(handler, caller);
 
 	DdlnLockApi();
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
@@ -597,6 +604,7 @@ unsubscribe(PG_FUNCTION_ARGS)
 	int32		slot;
 
 	DdlnLockApi();
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DdlnLookupOwnSubscriber(name, &id, &slot);
@@ -627,6 +635,7 @@ skip(PG_FUNCTION_ARGS)
 				 errmsg("event_id must not be null")));
 	event_id = PG_GETARG_INT64(1);
 
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DdlnLookupOwnSubscriber(name, &id, &slot);
@@ -709,6 +718,7 @@ wait_for_delivery(PG_FUNCTION_ARGS)
 	else
 		nulls[1] = 'n';
 
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	for (;;)

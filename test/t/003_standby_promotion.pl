@@ -9,7 +9,10 @@
 #     and delivery goes on for new DDL, with no manual step.
 # G9: nothing delivers on the hot standby before promotion: no
 #     "ddl_notify launcher" or "ddl_notify worker" runs there, and
-#     CALL ddl_notify.deliver() fails with SQLSTATE 25006.
+#     CALL ddl_notify.deliver() fails with SQLSTATE 25006; so does
+#     subscribe(), which says why.  Caught (checked): subscribe() without its
+#     recovery check (subscriber.c: the call then fails with an internal
+#     error, XX000 "cannot assign TransactionIds during recovery").
 # G4 across the owner change (the TiDB "schema version hole" bug, see
 #     /work/shared/prior-bugs/tidb-schema-version-hole.txt): a DDL
 #     transaction holding a lower event id commits after a higher id was
@@ -104,6 +107,11 @@ my ($ret, $stdout, $stderr) =
   $standby->psql('app', "\\set VERBOSITY verbose\nCALL ddl_notify.deliver();");
 isnt($ret, 0, 'G9: CALL ddl_notify.deliver() fails on the hot standby');
 like($stderr, qr/ERROR:\s+25006:/, 'G9: ... with SQLSTATE 25006');
+($ret, $stdout, $stderr) = $standby->psql('app',
+	"\\set VERBOSITY verbose\nSELECT ddl_notify.subscribe('on_standby', 'public.h_a(ddl_notify.event)');");
+isnt($ret, 0, 'subscribe() fails on the hot standby');
+like($stderr, qr/ERROR:\s+25006:\s+cannot subscribe during recovery/,
+	'... with SQLSTATE 25006 and says why (its own check, before any lock or write)');
 is( $standby->safe_psql(
 		'app',
 		"SELECT string_agg(name || '=' || pending, ' ' ORDER BY name) FROM ddl_notify.subscriber_status"

@@ -6,7 +6,10 @@
 #
 # G3 Commit before belief: the events stay pending, with the error, the
 #    attempt count and the failing event recorded; nothing in memory claims
-#    them, and once the cause is gone each is delivered exactly once.
+#    them, and once the cause is gone each is delivered exactly once.  When
+#    the culprit is not the batch's first event, the events are tried one
+#    per transaction: those that can commit are delivered, the one that
+#    fails alone carries the failure.
 # G5 Commit-consistent order: while the first transaction's events cannot
 #    commit, nothing after them (a later transaction's event, which could
 #    commit on its own) is delivered first; afterwards the order is the
@@ -36,6 +39,14 @@
 # - commit_failure_believed.patch: the engine counts a batch whose COMMIT
 #   failed as delivered and goes on: the recorded failure and the attempt
 #   count are missing.
+# - commit_failure_not_isolated.patch: a COMMIT failure of several events
+#   recorded on the batch's first event without trying them one per
+#   transaction (DdlnDeliverSubscriberLoop): the COMMENT that could commit is
+#   not delivered, and the failure names it instead of the CREATE TABLE.
+# - Caught (checked): DdlnTryCommit() without its re-throw of the caller's
+#   own cancel (deliver.c): the cancel at COMMIT is taken as a commit
+#   failure, the engine isolates the events one per transaction, waits at
+#   that COMMIT again, and the cancelled CALL never ends.
 
 use strict;
 use warnings FATAL => 'all';
@@ -147,6 +158,33 @@ for my $attempt (1 .. 2)
 		'0', "attempt $attempt: the handlers' own DDL was rolled back");
 }
 
+# A cancel while the COMMIT waits (no lock_timeout now): the caller's
+# cancel ends the round and is nobody's failure: nothing recorded, nothing
+# believed (DdlnTryCommit re-throws it, failure.c's DdlnErrorIsDeliverers).
+my $canceled = $node->background_psql('postgres', on_error_stop => 0);
+$canceled->query_until(qr/delivering/, q{
+\echo delivering
+SET ddl_notify.batch_size = 3;
+CALL ddl_notify.deliver();
+});
+# (while it delivers, its pg_stat_activity.query says so: the engine's own)
+my $waiting = q{
+SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+WHERE NOT l.granted AND l.locktype = 'advisory' AND l.objsubid = 3
+  AND a.query LIKE 'ddl_notify: delivering % to subscriber "mirror"'};
+ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($waiting) w"),
+	'a CALL deliver() without lock_timeout waits at its COMMIT for the subscription-point lock');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend(pid) FROM ($waiting) w");
+$canceled->query('SELECT 1');
+like($canceled->{stderr}, qr/canceling statement due to user request/,
+	'the cancelled CALL deliver() fails with the cancel');
+$canceled->quit;
+is($node->safe_psql('postgres', $status_sql),
+	"4|2|$first_id|55P03|t|f|t",
+	'G3/G7: the cancel at COMMIT is recorded as no attempt; all four still pending');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM public.log'),
+	'0', 'G3: nothing of the cancelled batch is kept');
+
 # The cause goes away: the subscribe() may finish.
 $node->safe_psql('postgres', q{
 ALTER SYSTEM SET synchronous_standby_names = '';
@@ -174,6 +212,64 @@ FROM ddl_notify.subscriber_status WHERE name = 'mirror'}),
 is( $node->safe_psql('postgres',
 		"SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class WHERE relname LIKE 'm\\_%'"),
 	'm_1,m_2,m_3', 'the handlers\' DDL committed, once each');
+
+# --- the culprit is not the batch's first event ------------------------------
+# One transaction: a COMMENT, which the handler only logs, then a CREATE
+# TABLE, which it mirrors.  The batch of both fails at COMMIT; the engine
+# then tries them one per transaction: the COMMENT commits alone, the CREATE
+# TABLE fails alone and carries the failure (G3), and the order holds (G5).
+# The events are recorded first: a DDL commit would wait for the lock too.
+my $seq0 = $node->safe_psql('postgres', 'SELECT max(seq) FROM public.log');
+$node->safe_psql('postgres', q{
+BEGIN;
+COMMENT ON TABLE public.t_2 IS 'first';
+CREATE TABLE public.t_4 ();
+COMMIT;
+ALTER SYSTEM SET synchronous_standby_names = 'nobody_connects';
+});
+# a restart, not a reload: the setting is in force before the next commit
+$node->restart;
+my $t4_id = $node->safe_psql('postgres',
+	"SELECT id FROM ddl_notify.event WHERE object_identity = 'public.t_4' AND command_tag = 'CREATE TABLE'");
+my $sub2 = $node->background_psql('postgres');
+$sub2->query_until(qr/subscribing/, q{
+\echo subscribing
+SET synchronous_commit = on;
+SELECT ddl_notify.subscribe('late2', 'public.late(ddl_notify.event)');
+});
+ok( $node->poll_query_until('postgres', q{
+SELECT count(*) = 1 FROM pg_stat_activity
+WHERE wait_event = 'SyncRep' AND query LIKE '%ddl_notify.subscribe(''late2''%'}),
+	'a second subscribe() waits at its commit, holding the lock');
+($rc, $out, $err) = deliver('200ms');
+# (3 handler calls: the COMMENT to mirror, both events to "late")
+like($err, qr/3 event\(s\) delivered, 1 failed attempt\(s\) recorded/,
+	'the batch of two failed at COMMIT: one failure recorded');
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(command_tag || ' ' || ident, ', ' ORDER BY seq) FROM public.log WHERE seq > $seq0"),
+	'COMMENT public.t_2', 'G3: the COMMENT, which commits on its own, is delivered');
+is( $node->safe_psql('postgres', q{
+SELECT pending, attempts, failing_event, last_error_sqlstate
+FROM ddl_notify.subscriber_status WHERE name = 'mirror'}),
+	"1|1|$t4_id|55P03",
+	'G3: the failure is recorded on the CREATE TABLE, the event whose COMMIT fails alone');
+$node->safe_psql('postgres', q{
+ALTER SYSTEM SET synchronous_standby_names = '';
+SELECT pg_reload_conf();
+});
+$sub2->query_safe('SELECT 1');
+$sub2->quit;
+# twice: the second round handles the event of the handler's own CREATE TABLE
+# (not echoed to mirror, but pending until a batch sets its bit)
+deliver(undef) for 1 .. 2;
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(command_tag || ' ' || ident, ', ' ORDER BY seq) FROM public.log WHERE seq > $seq0"),
+	'COMMENT public.t_2, CREATE TABLE public.t_4',
+	'G3, G5: then the CREATE TABLE, once, after the COMMENT');
+is( $node->safe_psql('postgres', q{
+SELECT pending, attempts, (SELECT count(*) FROM pg_class WHERE relname = 'm_4')
+FROM ddl_notify.subscriber_status WHERE name = 'mirror'}),
+	'0|0|1', 'nothing pending, the failure cleared, the mirror table made once');
 
 $node->stop;
 done_testing();

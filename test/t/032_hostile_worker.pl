@@ -18,6 +18,13 @@
 #     the processed bits) waiting for the lock without a lock_timeout.
 # G10: a session-level advisory lock a handler takes is not kept by the
 #     worker after the call.  Catches: no LockReleaseSession() after the call.
+# G7: a dead letter whose event row another transaction holds waits at most
+#     ddl_notify.lock_timeout, then is postponed (logged), not forced: the
+#     failure stays recorded, the event pending, the worker goes on; once
+#     the row is free the event is dead-lettered once.  Caught (checked):
+#     DdlnDeadLetter() re-throwing the lock timeout like any other error
+#     (deliver.c: the worker's round failed, and the log never said
+#     "postponed").
 # Synchronisation: wait_for_delivery, poll_query_until on conditions.
 
 use strict;
@@ -115,6 +122,51 @@ DdlNotifyTest::check_exactly_once($node, 'app', 'good', [ $e, @later ],
 	'G7 next to an open skip()');
 is(DdlNotifyTest::worker_pid($node, 'app'),
 	$worker, 'the same worker delivered all along');
+
+# --- a dead letter that meets a row another transaction holds ----------------
+
+# p5 parks the worker in its handler (DdlNotifyTest's park) while a session
+# locks the event row; d5 always fails and dead-letters at its first failure.
+DdlNotifyTest::setup_subscriber($node, 'app', 'p5', park => 1);
+$node->safe_psql('app', q{
+CREATE FUNCTION public.h_d5(e ddl_notify.event) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'subscriber d5 always fails (event %)', e.id; END $$;
+SELECT ddl_notify.subscribe('d5', 'public.h_d5(ddl_notify.event)', max_attempts => 1);
+});
+is(DdlNotifyTest::wait_for_delivery($node, 'app'), 't', 'p5 and d5 are set up');
+my $parker = $node->background_psql('app');
+$parker->query_safe('SELECT pg_advisory_lock(' . DdlNotifyTest::LOCK_KEY . ')');
+my ($dl) = DdlNotifyTest::create_tables($node, 'app', 'dl', 1, 1, park => 1);
+my $dlid = $node->safe_psql('app',
+	"SELECT id FROM ddl_notify.event WHERE object_identity = '$dl'");
+ok(DdlNotifyTest::wait_worker_blocked($node, 'app'), 'the worker is parked in p5\'s handler');
+my $rowlock = $node->background_psql('app');
+$rowlock->query_safe('BEGIN');
+$rowlock->query_safe("SELECT 1 FROM ddl_notify.event WHERE id = $dlid FOR UPDATE");
+my $log_offset = -s $node->logfile;
+$parker->query_safe('SELECT pg_advisory_unlock_all()');
+$parker->quit;
+ok( $node->wait_for_log(
+		qr/dead letter of event $dlid for subscriber "d5" postponed: canceling statement due to lock timeout/,
+		$log_offset),
+	'G7: the dead letter that meets the locked row is postponed (lock_timeout), not forced');
+is( $node->safe_psql('app', qq{
+SELECT s.attempts, s.failing_event = $dlid, s.pending, s.last_error_sqlstate,
+	   (SELECT count(*) FROM ddl_notify.dead_letter d WHERE d.subscriber = 'd5')
+FROM ddl_notify.subscriber_status s WHERE s.name = 'd5'}),
+	'1|t|1|P0001|0',
+	'G7: d5 keeps its failure (attempt 1, the handler\'s error) and the event; no dead letter yet');
+is(DdlNotifyTest::worker_pid($node, 'app'),
+	$worker, 'the worker did not exit for it (same pid)');
+$rowlock->query_safe('COMMIT');
+$rowlock->quit;
+is(DdlNotifyTest::wait_for_delivery($node, 'app'),
+	't', 'G7: once the row is free, everything is handled');
+is( $node->safe_psql('app',
+		"SELECT count(*) || ' ' || min(event_id) || ' ' || (min(attempts) >= 2) || ' ' || min(sqlstate) FROM ddl_notify.dead_letter WHERE subscriber = 'd5'"),
+	"1 $dlid true P0001",
+	'G7: then d5 dead-lettered the event once, at a later attempt (one per retry while the row was held)');
+DdlNotifyTest::check_exactly_once($node, 'app', 'p5', [$dl], 'G7 next to a postponed dead letter');
 
 $node->stop;
 done_testing();
