@@ -36,7 +36,7 @@
 #   when the COMMIT fails (TiDB's notifier bug): the later transaction's
 #   COMMENT is delivered while the three CREATE TABLE events are still
 #   pending (G5), and the failure is recorded on it.
-# - commit_failure_believed.patch: the engine counts a batch whose COMMIT
+# - commit_error_ignored.patch: the engine counts a batch whose COMMIT
 #   failed as delivered and goes on: the recorded failure and the attempt
 #   count are missing.
 # - commit_failure_not_isolated.patch: a COMMIT failure of several events
