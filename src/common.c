@@ -173,6 +173,7 @@ DdlnGetRelids(bool missing_ok)
 		!OidIsValid(r.commit_order_pos = DdlnLookupRelid("commit_order_pos", r.nsp, missing_ok)))
 		return NULL;
 	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(r.nsp));
+	/* untested: only a DROP SCHEMA ddl_notify seen between the two lookups */
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for namespace %u", r.nsp);
 	r.owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;

@@ -106,6 +106,7 @@ DdlnCounterNext(Oid seqrelid)
 				 errmsg("\"%s\" is not a sequence", RelationGetRelationName(rel))));
 
 	pgstup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqrelid));
+	/* not reached: a sequence (checked above, under its lock) has a pg_sequence row */
 	if (!HeapTupleIsValid(pgstup))
 		elog(ERROR, "cache lookup failed for sequence %u", seqrelid);
 	pgs = (Form_pg_sequence) GETSTRUCT(pgstup);
@@ -122,6 +123,7 @@ DdlnCounterNext(Oid seqrelid)
 	buf = ReadBuffer(rel, 0);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buf);
+	/* not reached: only a corrupted sequence page */
 	if (((uint32 *) PageGetSpecialPointer(page))[0] != DDLN_SEQ_MAGIC)
 		elog(ERROR, "bad magic number in sequence \"%s\"", RelationGetRelationName(rel));
 	lp = PageGetItemId(page, FirstOffsetNumber);
