@@ -24,7 +24,7 @@
 #     (DdlnWorkerLeave not looking at the flag).  That window is a few
 #     microseconds, which no stream hits; the mutation widens it to 20 ms,
 #     and then some stream's last commit lands in it within the 60 streams
-#     (caught in each of 5 runs).
+#     (caught in each of 6 runs).
 
 use strict;
 use warnings FATAL => 'all';
