@@ -41,34 +41,16 @@
 set -euo pipefail
 # shellcheck source=pg-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
+# shellcheck source=scratch.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 pg_paths
 command -v gcov >/dev/null 2>&1 || die "gcov not found (it comes with gcc)"
 
 OUT_DIR=$REPO/test/results/coverage
 ERROR_PATH_RE='(ereport|elog)[[:space:]]*\((ERROR|FATAL|PANIC|WARNING)|PG_CATCH|PG_RE_THROW|ReThrowError|return false'
 
-reinstall()
-{
-	echo "== coverage.sh: installing the repository's own build again"
-	bash "$REPO/test/tools/build.sh" >/dev/null ||
-		echo "coverage.sh: WARNING: could not reinstall the uninstrumented build; run test/tools/build.sh" >&2
-}
-
-SCRATCH=
-on_exit()
-{
-	local rc=$?
-	trap - EXIT INT TERM HUP
-	if [[ -n $SCRATCH ]]; then
-		rm -rf "$SCRATCH"
-		reinstall
-	fi
-	exit "$rc"
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+# never leave the instrumented build installed
+scratch_guard coverage.sh "coverage instrumentation"
 
 files=("$@")
 if ((${#files[@]} == 0)); then
@@ -79,9 +61,7 @@ for f in "${files[@]}"; do
 done
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/ddl_notify_coverage.XXXXXX")
-tar -C "$REPO" --exclude=./.git --exclude=./test/results --exclude='./tmp_check*' \
-	--exclude=./results --exclude=./log --exclude='*.o' --exclude='*.so' \
-	--exclude='*.bc' --exclude='*.gcno' --exclude='*.gcda' -cf - . | tar -C "$SCRATCH" -xf -
+scratch_copy "$SCRATCH"
 
 echo "== coverage.sh: building with --coverage in $SCRATCH"
 COPT=--coverage WERROR=1 bash "$SCRATCH/test/tools/build.sh"

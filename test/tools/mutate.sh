@@ -35,6 +35,8 @@
 set -euo pipefail
 # shellcheck source=pg-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
+# shellcheck source=scratch.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 
 MUT_DIR=$REPO/test/mutations
 LOG_DIR=$REPO/test/results/mutations
@@ -65,23 +67,13 @@ apply_patch()
 	fi
 }
 
-# reinstall: build and install the repository's own tree again.
-reinstall()
-{
-	echo "== mutate.sh: installing the repository's own build again"
-	bash "$REPO/test/tools/build.sh" >/dev/null ||
-		echo "mutate.sh: WARNING: could not reinstall the unmutated build; run test/tools/build.sh" >&2
-}
-
 # try_mutant PATCH NAME REGEX SCRATCH LOG: apply, build, test; prints the
 # result line, returns 0/1/2.
 try_mutant()
 {
 	local patch=$1 name=$2 regex=$3 scratch=$4 log=$5 rc summary
 
-	tar -C "$REPO" --exclude=./.git --exclude=./test/results --exclude='./tmp_check*' \
-		--exclude=./results --exclude=./log --exclude='*.o' --exclude='*.so' \
-		--exclude='*.bc' -cf - . | tar -C "$scratch" -xf -
+	scratch_copy "$scratch"
 	if ! apply_patch "$scratch" "$patch" >"$log" 2>&1; then
 		cat "$log"
 		echo "mutation $name: NOT TRIED (the patch does not apply)"
@@ -129,26 +121,12 @@ run_one()
 	try_mutant "$patch" "$name" "$regex" "$SCRATCH" "$LOG_DIR/$name.log" || rc=$?
 	rm -rf "$SCRATCH"
 	SCRATCH=
-	reinstall
+	scratch_reinstall mutate.sh mutant
 	return "$rc"
 }
 
 # Interrupted: never leave the mutant installed.
-SCRATCH=
-on_exit()
-{
-	local rc=$?
-	trap - EXIT INT TERM HUP
-	if [[ -n $SCRATCH ]]; then
-		rm -rf "$SCRATCH"
-		reinstall
-	fi
-	exit "$rc"
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+scratch_guard mutate.sh mutant
 
 case ${1:-} in
 --all)
