@@ -108,17 +108,37 @@ is( $node->safe_psql('postgres',
 	'CREATE TABLE public.t_1, CREATE TABLE public.t_2, CREATE TABLE public.t_3, COMMENT public.t_1',
 	'four events recorded, three in T1 and one in T2');
 
-# A subscribe() that stops at its commit, holding the subscription-point lock.
-my $sub = $node->background_psql('postgres');
-$sub->query_until(qr/subscribing/, q{
-\echo subscribing
+# hold_lock(NAME, LABEL): a subscribe(NAME) that stops at its commit (SyncRep),
+# holding the subscription-point lock; returns its session
+sub hold_lock
+{
+	my ($name, $label) = @_;
+	my $bg = $node->background_psql('postgres');
+	$bg->query_until(qr/subscribing/, qq{
+\\echo subscribing
 SET synchronous_commit = on;
-SELECT ddl_notify.subscribe('late', 'public.late(ddl_notify.event)');
+SELECT ddl_notify.subscribe('$name', 'public.late(ddl_notify.event)');
 });
-ok( $node->poll_query_until('postgres', q{
+	ok( $node->poll_query_until('postgres', qq{
 SELECT count(*) = 1 FROM pg_stat_activity
-WHERE wait_event = 'SyncRep' AND query LIKE '%ddl_notify.subscribe(''late''%'}),
-	'the subscribe() waits at its commit, holding the lock');
+WHERE wait_event = 'SyncRep' AND query LIKE '%ddl_notify.subscribe(''$name''%'}),
+		$label);
+	return $bg;
+}
+
+# release_lock(SESSION): no synchronous standby any more; the subscribe() ends
+sub release_lock
+{
+	my ($bg) = @_;
+	$node->safe_psql('postgres', q{
+ALTER SYSTEM SET synchronous_standby_names = '';
+SELECT pg_reload_conf();
+});
+	$bg->query_safe('SELECT 1');
+	$bg->quit;
+}
+
+my $sub = hold_lock('late', 'the subscribe() waits at its commit, holding the lock');
 
 # deliver(): returns the psql exit code, stdout and stderr
 sub deliver
@@ -186,12 +206,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM public.log'),
 	'0', 'G3: nothing of the cancelled batch is kept');
 
 # The cause goes away: the subscribe() may finish.
-$node->safe_psql('postgres', q{
-ALTER SYSTEM SET synchronous_standby_names = '';
-SELECT pg_reload_conf();
-});
-$sub->query_safe('SELECT 1');
-$sub->quit;
+release_lock($sub);
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM ddl_notify.subscriber WHERE name = 'late'"),
 	'1', 'the subscribe() committed once released');
@@ -231,16 +246,7 @@ ALTER SYSTEM SET synchronous_standby_names = 'nobody_connects';
 $node->restart;
 my $t4_id = $node->safe_psql('postgres',
 	"SELECT id FROM ddl_notify.event WHERE object_identity = 'public.t_4' AND command_tag = 'CREATE TABLE'");
-my $sub2 = $node->background_psql('postgres');
-$sub2->query_until(qr/subscribing/, q{
-\echo subscribing
-SET synchronous_commit = on;
-SELECT ddl_notify.subscribe('late2', 'public.late(ddl_notify.event)');
-});
-ok( $node->poll_query_until('postgres', q{
-SELECT count(*) = 1 FROM pg_stat_activity
-WHERE wait_event = 'SyncRep' AND query LIKE '%ddl_notify.subscribe(''late2''%'}),
-	'a second subscribe() waits at its commit, holding the lock');
+my $sub2 = hold_lock('late2', 'a second subscribe() waits at its commit, holding the lock');
 ($rc, $out, $err) = deliver('200ms');
 # (3 handler calls: the COMMENT to mirror, both events to "late")
 like($err, qr/3 event\(s\) delivered, 1 failed attempt\(s\) recorded/,
@@ -253,12 +259,7 @@ SELECT pending, attempts, failing_event, last_error_sqlstate
 FROM ddl_notify.subscriber_status WHERE name = 'mirror'}),
 	"1|1|$t4_id|55P03",
 	'G3: the failure is recorded on the CREATE TABLE, the event whose COMMIT fails alone');
-$node->safe_psql('postgres', q{
-ALTER SYSTEM SET synchronous_standby_names = '';
-SELECT pg_reload_conf();
-});
-$sub2->query_safe('SELECT 1');
-$sub2->quit;
+release_lock($sub2);
 # twice: the second round handles the event of the handler's own CREATE TABLE
 # (not echoed to mirror, but pending until a batch sets its bit)
 deliver(undef) for 1 .. 2;
