@@ -182,7 +182,7 @@ DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("index \"%s\" of ddl_notify has expressions or a predicate",
 							RelationGetRelationName(index)),
-					 errhint("After installing a new version of ddl_notify, run ALTER EXTENSION ddl_notify UPDATE; a table of the extension changed by hand needs the change undone, or DROP EXTENSION and CREATE EXTENSION.")));
+					 errhint(DDLN_HINT_TABLE_SHAPE)));
 		FormIndexDatum(info, slot, NULL, values, isnull);
 		index_insert(index, values, isnull, &tup->t_self, rel,
 					 index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
@@ -264,7 +264,7 @@ DdlnOpenEventTable(DdlnCaptureCall *call)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table ddl_notify.event does not have the columns this version of ddl_notify writes"),
-				 errhint("After installing a new version of ddl_notify, run ALTER EXTENSION ddl_notify UPDATE; a table of the extension changed by hand needs the change undone, or DROP EXTENSION and CREATE EXTENSION.")));
+				 errhint(DDLN_HINT_TABLE_SHAPE)));
 	call->indstate = CatalogOpenIndexes(call->rel);
 }
 

@@ -75,6 +75,11 @@
 #define DDLN_EXTENSION_NAME		"ddl_notify"
 #define DDLN_SCHEMA_NAME		"ddl_notify"
 
+/* The hint of every refusal of the extension's tables in a shape not its own. */
+#define DDLN_HINT_TABLE_SHAPE \
+	"After installing a new version of ddl_notify, run ALTER EXTENSION ddl_notify UPDATE; " \
+	"a table of the extension changed by hand needs the change undone, or DROP EXTENSION and CREATE EXTENSION."
+
 /* Subscribers live in the bits of a bigint: slots 0..63. */
 #define DDLN_MAX_SUBSCRIBERS	64
 

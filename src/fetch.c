@@ -147,7 +147,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the tables of ddl_notify do not have the columns and indexes this version reads"),
-				 errhint("After installing a new version of ddl_notify, run ALTER EXTENSION ddl_notify UPDATE; a table of the extension changed by hand needs the change undone, or DROP EXTENSION and CREATE EXTENSION.")));
+				 errhint(DDLN_HINT_TABLE_SHAPE)));
 
 	memset(out, 0, sizeof(*out));
 	out->rows = palloc(sizeof(Datum) * limit);
