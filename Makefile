@@ -26,7 +26,7 @@ EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/common.o src/capture.o src/counter.o src/deliver.o src/failure.o src/fetch.o \
-		  src/lifecycle.o src/pool.o src/querytext.o src/subscriber.o src/walmsg.o \
+		  src/lifecycle.o src/pool.o src/querytext.o src/subscriber.o src/trust.o src/walmsg.o \
 		  src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
@@ -54,7 +54,7 @@ include $(PGXS)
 # Every source file includes the shared header: rebuild them all when it
 # changes (PGXS tracks no header dependencies unless configured with
 # --enable-depend).
-$(OBJS): src/ddl_notify.h src/engine.h
+$(OBJS): src/ddl_notify.h src/engine.h src/compat.h
 src/pool.o src/worker.o: src/pool.h
 endif
 

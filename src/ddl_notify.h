@@ -152,7 +152,8 @@ extern char *DdlnCapQuery(const char *query);
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* counter.c */
 extern int64 DdlnCounterNext(Oid seqrelid);
-extern int64 DdlnCounterNextNamed(const char *seqname);
+extern int64 DdlnCounterNextAbove(Oid seqrelid, int64 floor);
+extern int64 DdlnCounterNextNamed(const char *seqname, int64 floor);
 
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
@@ -160,11 +161,38 @@ extern void DdlnFixSubscriptionPoint(void);
 extern char *DdlnSnapshotText(Snapshot snap);
 extern void DdlnLockApi(void);
 
+/* trust.c: who may run what (the one place that decides it) */
+typedef enum DdlnBind
+{
+	DDLN_BIND_CHOSEN,			/* subscribe(), alter_subscriber(): the caller
+								 * named the function */
+	DDLN_BIND_BY_NAME,			/* a restored row, a name resolved again:
+								 * nobody chose it; the trust rule applies */
+	DDLN_BIND_CALL				/* the engine, right before the call */
+} DdlnBind;
+
+typedef struct DdlnVerdict
+{
+	bool		ok;
+	int			sqlerrcode;
+	char	   *message;
+	char	   *detail;
+	char	   *hint;
+} DdlnVerdict;
+
+extern bool DdlnJudgeHandler(Oid handler, Oid owner, DdlnBind how, DdlnVerdict *v);
+extern void DdlnRaiseVerdict(const DdlnVerdict *v);
+extern char *DdlnVerdictText(const DdlnVerdict *v);
+extern bool DdlnMayActFor(Oid role, Oid owner);
+extern void DdlnCheckMayActFor(const char *name, Oid owner, const char *owner_name);
+
 /* lifecycle.c */
 extern bool ddln_api_inserting;			/* subscribe() inserts its row */
 extern bool DdlnSubscriberHasNames(void);
+extern int32 DdlnDrawSubscriberId(int32 want);
 extern void DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
-								  Oid *owner, const char *owner_name, bool resolved_here);
+								  Oid *owner, const char *owner_name, bool resolved_here,
+								  DdlnVerdict *refusal);
 
 /* deliver.c */
 
@@ -211,7 +239,7 @@ extern ErrorData *DdlnCopyErrorCapped(MemoryContext into);
 typedef struct DdlnRelids
 {
 	Oid			nsp;
-	Oid			owner;			/* the schema's owner: the extension's */
+	Oid			owner;			/* pg_extension.extowner, never the schema's owner */
 	Oid			event;
 	Oid			event_seq;		/* event's identity sequence */
 	Oid			event_xid;		/* index event (xid, id) */

@@ -32,7 +32,10 @@
  *	 the engine which subscriber table they have.
  *
  * Rules: the names are resolved with search_path pg_catalog (the stored
- * signature is schema-qualified); the tables are written as the extension
+ * signature is schema-qualified); a function found by name is bound only
+ * under trust.c's rules for a binding nobody chose (its owner already has
+ * the privileges of the subscriber's owner), in the restore trigger and in
+ * the engine's resolution alike; the tables are written as the extension
  * owner; all of it runs in the caller's transaction, which holds the
  * subscriber's row lock (the engine) or inserts the row (the trigger).
  *
@@ -66,6 +69,19 @@ PG_FUNCTION_INFO_V1(subscriber_restore);
 
 bool		ddln_api_inserting = false;
 
+/* the highest subscriber id, and whether $1 is taken; in the caller's SPI */
+static SPIPlanPtr
+DdlnPlanIds(Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare("SELECT pg_catalog.max(id), pg_catalog.bool_or(id OPERATOR(pg_catalog.=) $1) "
+								   "FROM ddl_notify.subscriber", 1, argtypes);
+
+	/* not reached: NULL only for bad arguments or no SPI connection; bad SQL is an ERROR */
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	return plan;
+}
+
 /*
  * Is ddl_notify.subscriber of 0.2.0 or later (names next to the OIDs)?
  * False for the SQL objects of 0.1.0, before ALTER EXTENSION UPDATE.
@@ -80,6 +96,52 @@ DdlnSubscriberHasNames(void)
 		return false;
 	rel = get_relname_relid("subscriber", nsp);
 	return OidIsValid(rel) && get_attnum(rel, "owner_name") != InvalidAttrNumber;
+}
+
+/*
+ * A new subscriber's id: "want" (a restored row's own id, 0 for none) if no
+ * subscriber has it, else one drawn by counter.c (the identity's nextval()
+ * would become the caller's lastval(), G0) above every id in use, since a
+ * restore's setval() may have set the sequence back below them.  SPI is
+ * connected; the caller holds the API lock, so no other id is drawn
+ * meanwhile.
+ */
+int32
+DdlnDrawSubscriberId(int32 want)
+{
+	DdlnSafeState safe;
+	Oid			argtypes[1] = {INT4OID};
+	Datum		values[1];
+	bool		isnull;
+	int64		floor = 0;
+	bool		taken = false;
+	int64		id;
+	Datum		d;
+	int			rc;
+
+	values[0] = Int32GetDatum(want);
+	DdlnBeginSafe(&safe);
+	rc = SPI_execute_snapshot(DdlnPlanIds(argtypes), values, NULL, GetLatestSnapshot(),
+							  InvalidSnapshot, true, false, 0);
+	DdlnEndSafe(&safe);
+	/* not reached: a SELECT that runs returns SPI_OK_SELECT; its failures are ERRORs */
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the subscribers' ids: %s", SPI_result_code_string(rc));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		floor = DatumGetInt32(d);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	taken = !isnull && DatumGetBool(d);
+	SPI_freetuptable(SPI_tuptable);
+	if (want > 0 && !taken)
+		return want;
+	id = DdlnCounterNextNamed("subscriber_id_seq", floor);
+	if (id > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+				 errmsg("no subscriber id is left"),
+				 errdetail("Subscriber ids are integers; the next would be %lld.", (long long) id)));
+	return (int32) id;
 }
 
 /*
@@ -151,11 +213,15 @@ DdlnProcExists(Oid proc)
  * not resolve them, the OIDs come from the names; inside it, a renamed
  * handler or owner gets its new name.  What changed is written to the row
  * in the caller's transaction; *handler_oid and *owner are what to use
- * (InvalidOid: does not exist, which the engine reports).
+ * (InvalidOid: does not exist, which the engine reports).  A function the
+ * name finds is bound only if trust.c's rules for a binding nobody chose
+ * allow it; else it stays unbound, and *refusal (ok = false) says why, for
+ * the engine to record.
  */
 void
 DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
-					  Oid *owner, const char *owner_name, bool resolved_here)
+					  Oid *owner, const char *owner_name, bool resolved_here,
+					  DdlnVerdict *refusal)
 {
 	Oid			h = *handler_oid;
 	Oid			o = *owner;
@@ -163,11 +229,16 @@ DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 	const char *oname = owner_name;
 	bool		here = resolved_here;
 
+	refusal->ok = true;
 	if (!resolved_here)
 	{
 		h = DdlnHandlerByName(handler);
 		o = get_role_oid(owner_name, true);
-		/* what does not exist yet is looked up by name again next time */
+		/* a function nobody chose here is bound by the trust rule only */
+		if (OidIsValid(h) && OidIsValid(o) &&
+			!DdlnJudgeHandler(h, o, DDLN_BIND_BY_NAME, refusal))
+			h = InvalidOid;
+		/* what does not exist yet, or may not be bound, is looked up by name again next time */
 		here = OidIsValid(h) && OidIsValid(o);
 	}
 	else
@@ -275,14 +346,57 @@ DdlnColumn(TupleDesc desc, const char *name)
 }
 
 /*
+ * Bind a restored row's handler by its name, with trust.c's rules: a
+ * function that passes them is bound; one that would pass if its owner had
+ * chosen it (the trust rule alone refuses it) is bound but the row waits
+ * for its owner's or a superuser's confirmation; any other refusal leaves it
+ * unbound and waiting.  *error and *sqlstate say why it waits.
+ */
+static void
+DdlnBindRestored(const char *handler, Oid owner, Oid *handler_oid, bool *bound,
+				 bool *confirmed, char **error, const char **sqlstate)
+{
+	DdlnVerdict verdict;
+
+	*handler_oid = DdlnHandlerByName(handler);
+	*bound = OidIsValid(*handler_oid);
+	*confirmed = true;
+	if (!*bound)
+	{
+		*error = psprintf("handler function %s of restored subscriber does not exist", handler);
+		*sqlstate = "42883";
+		return;
+	}
+	if (!DdlnJudgeHandler(*handler_oid, owner, DDLN_BIND_CHOSEN, &verdict))
+	{
+		*handler_oid = InvalidOid;
+		*bound = false;
+	}
+	else if (DdlnJudgeHandler(*handler_oid, owner, DDLN_BIND_BY_NAME, &verdict))
+		return;
+	*confirmed = false;
+	*error = psprintf("restored subscriber waits for its owner or a superuser to confirm it: %s",
+					  DdlnVerdictText(&verdict));
+	*sqlstate = pstrdup(unpack_sql_state(verdict.sqlerrcode));
+}
+
+/*
  * BEFORE INSERT trigger on ddl_notify.subscriber: a row that subscribe() did
  * not insert comes from a dump (COPY or INSERT of pg_restore or psql).  It is
  * made a subscriber of this database, as subscribe() would make it: OIDs
  * from its names, a free slot, no delivery state of the old database, and
- * a subscription point of this transaction, fixed at its commit.  Its name,
- * handler, owner, filters, max_attempts, echo and counters are kept;
- * restored_at says when it came back.  A handler or owner that does not
- * exist here is named in last_error at once (and again at every delivery).
+ * a subscription point of this transaction, fixed at its commit, and its id
+ * unless a subscriber of this database has it (then one above every id in
+ * use).  Its name, handler, owner, filters,
+ * max_attempts, echo, enabled and counters are kept; restored_at says when
+ * it came back.  A dump is data, not a choice anybody made: the restoring
+ * role must be a superuser or have the privileges of the row's owner (else
+ * the row is refused), and the handler its name finds is bound by trust.c's
+ * rules (DdlnBindRestored): a row whose binding nobody chose comes back
+ * unconfirmed (confirmed = false, whatever the dump says) and is delivered
+ * to only once its owner or a superuser confirms it.  A handler or owner
+ * that does not exist here is named in last_error at once (and again at
+ * every delivery).
  */
 Datum
 subscriber_restore(PG_FUNCTION_ARGS)
@@ -297,12 +411,15 @@ subscriber_restore(PG_FUNCTION_ARGS)
 	Oid			handler_oid;
 	Oid			owner;
 	int32		slot;
-	int			cols[14];
-	Datum		values[14];
-	bool		nulls[14];
+	int			cols[16];
+	Datum		values[16];
+	bool		nulls[16];
 	int			n = 0;
 	char	   *error = NULL;
 	const char *sqlstate = NULL;
+	bool		bound = false;
+	bool		confirmed = true;
+	int32		id;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
@@ -328,32 +445,42 @@ subscriber_restore(PG_FUNCTION_ARGS)
 	d = heap_getattr(tup, DdlnColumn(desc, "slot"), desc, &isnull);
 	slot = isnull ? -1 : DatumGetInt32(d);
 
+	/* a dump is data: the restoring role must be one that may act for the owner */
+	owner = get_role_oid(owner_name, true);
+	if (OidIsValid(owner) ? !DdlnMayActFor(GetUserId(), owner) : !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to restore a subscriber of role \"%s\"", owner_name),
+				 errdetail("Only a superuser, or a role with the privileges of a subscriber's owner, may restore it."),
+				 errhint("Restore the subscribers as a superuser, or leave ddl_notify's data out (--exclude-table-data).")));
+
 	DdlnLockApi();
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	slot = DdlnRestoreSlot(slot);
+	d = heap_getattr(tup, DdlnColumn(desc, "id"), desc, &isnull);
+	id = DdlnDrawSubscriberId(isnull ? 0 : DatumGetInt32(d));
 	SPI_finish();
 
-	handler_oid = DdlnHandlerByName(handler);
-	owner = get_role_oid(owner_name, true);
 	if (!OidIsValid(owner))
 	{
+		handler_oid = DdlnHandlerByName(handler);
 		error = psprintf("role \"%s\" that owns restored subscriber does not exist", owner_name);
 		sqlstate = "42704";
 	}
-	else if (!OidIsValid(handler_oid))
-	{
-		error = psprintf("handler function %s of restored subscriber does not exist", handler);
-		sqlstate = "42883";
-	}
+	else
+		DdlnBindRestored(handler, owner, &handler_oid, &bound, &confirmed, &error, &sqlstate);
 
 #define DDLN_SET(name, value, isnull_) \
 	(cols[n] = DdlnColumn(desc, (name)), values[n] = (value), nulls[n] = (isnull_), n++)
 	DDLN_SET("slot", Int32GetDatum(slot), false);
 	DDLN_SET("handler_oid", ObjectIdGetDatum(handler_oid), false);
 	DDLN_SET("owner", ObjectIdGetDatum(owner), false);
-	DDLN_SET("resolved_in", Int64GetDatum((int64) GetSystemIdentifier()), error != NULL);
+	DDLN_SET("id", Int32GetDatum(id), false);
+	DDLN_SET("resolved_in", Int64GetDatum((int64) GetSystemIdentifier()),
+			 !(bound && OidIsValid(owner)));
+	DDLN_SET("confirmed", BoolGetDatum(confirmed), false);
 	/* provisional, as subscribe()'s; fixed at PRE_COMMIT */
 	DDLN_SET("start_snapshot",
 			 DirectFunctionCall1(pg_snapshot_in,
