@@ -20,10 +20,13 @@
 --    taking "internal" and the server crashes).
 -- 3. A superuser's restored subscriber whose handler does not exist yet; a
 --    role that may create in public creates a function of that signature:
---    the engine does not bind it (42501 in last_error, nothing called); a
---    superuser's alter_subscriber(handler => ...) binds an explicit choice,
---    and once it delivers, last_error is cleared.  Catches: the engine's
---    resolution by name without the trust rule.
+--    the engine does not deliver through it (the subscriber becomes
+--    unconfirmed, 42501 in last_error, no attempt counted, nothing called);
+--    a superuser's alter_subscriber(handler => ...) binds an explicit
+--    choice, and once it delivers, last_error is cleared.  Catches: the
+--    engine's resolution by name without the trust rule (DdlnResolveSubscriber
+--    binding any function its name finds: the role's function then runs as
+--    the superuser).
 -- 4. A role that is not a superuser, with INSERT on the table, restoring a
 --    row of another role is refused (42501); its own row is accepted and
 --    active.  Catches: the restore trigger without its actor check.

@@ -190,7 +190,7 @@ extern void DdlnCheckMayActFor(const char *name, Oid owner, const char *owner_na
 extern bool ddln_api_inserting;			/* subscribe() inserts its row */
 extern bool DdlnSubscriberHasNames(void);
 extern int32 DdlnDrawSubscriberId(int32 want);
-extern void DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
+extern bool DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 								  Oid *owner, const char *owner_name, bool resolved_here,
 								  DdlnVerdict *refusal);
 

@@ -757,9 +757,11 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	sub->enabled = DatumGetBool(SPI_getbinval(tup, desc, 17, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	sub->binding.ok = true;
-	if (names && sub->enabled)
-		DdlnResolveSubscriber(id, sub->handler_name, &sub->handler, &sub->owner,
-							  sub->owner_name, resolved_here, &sub->binding);
+	/* a handler its name found that nobody chose here: unconfirmed, skipped */
+	if (names && sub->enabled &&
+		!DdlnResolveSubscriber(id, sub->handler_name, &sub->handler, &sub->owner,
+							   sub->owner_name, resolved_here, &sub->binding))
+		sub->enabled = false;
 	sub->handler_exists = OidIsValid(sub->handler) &&
 		SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(sub->handler));
 	sub->owner_exists = OidIsValid(sub->owner) &&

@@ -213,12 +213,17 @@ DdlnProcExists(Oid proc)
  * not resolve them, the OIDs come from the names; inside it, a renamed
  * handler or owner gets its new name.  What changed is written to the row
  * in the caller's transaction; *handler_oid and *owner are what to use
- * (InvalidOid: does not exist, which the engine reports).  A function the
- * name finds is bound only if trust.c's rules for a binding nobody chose
- * allow it; else it stays unbound, and *refusal (ok = false) says why, for
- * the engine to record.
+ * (InvalidOid: does not exist, which the engine reports).
+ *
+ * A function the name finds is bound by trust.c's rules for a binding
+ * nobody chose: one of the wrong shape, or that the owner may not execute,
+ * is not bound (*refusal, ok = false, says why, for the engine to record as
+ * a failure); one that passes everything but the trust rule is bound, but
+ * the subscriber becomes unconfirmed, as a restored row would (no batch
+ * starts, no attempt counts, last_error says why), until its owner or a
+ * superuser confirms it: the result is then false.  True otherwise.
  */
-void
+bool
 DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 					  Oid *owner, const char *owner_name, bool resolved_here,
 					  DdlnVerdict *refusal)
@@ -228,16 +233,22 @@ DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 	const char *hname = handler;
 	const char *oname = owner_name;
 	bool		here = resolved_here;
+	bool		confirmed = true;
+	DdlnVerdict trust;
 
 	refusal->ok = true;
+	trust.ok = true;
 	if (!resolved_here)
 	{
 		h = DdlnHandlerByName(handler);
 		o = get_role_oid(owner_name, true);
-		/* a function nobody chose here is bound by the trust rule only */
-		if (OidIsValid(h) && OidIsValid(o) &&
-			!DdlnJudgeHandler(h, o, DDLN_BIND_BY_NAME, refusal))
-			h = InvalidOid;
+		if (OidIsValid(h) && OidIsValid(o))
+		{
+			if (!DdlnJudgeHandler(h, o, DDLN_BIND_CHOSEN, refusal))
+				h = InvalidOid;
+			else if (!DdlnJudgeHandler(h, o, DDLN_BIND_BY_NAME, &trust))
+				confirmed = false;
+		}
 		/* what does not exist yet, or may not be bound, is looked up by name again next time */
 		here = OidIsValid(h) && OidIsValid(o);
 	}
@@ -256,9 +267,10 @@ DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 	if (h != *handler_oid || o != *owner || here != resolved_here ||
 		hname != handler || oname != owner_name)
 	{
-		Oid			argtypes[6] = {INT4OID, OIDOID, OIDOID, TEXTOID, NAMEOID, INT8OID};
-		Datum		values[6];
-		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+		Oid			argtypes[8] = {INT4OID, OIDOID, OIDOID, TEXTOID, NAMEOID, INT8OID,
+		BOOLOID, TEXTOID};
+		Datum		values[8];
+		char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 		DdlnSafeState safe;
 		bool		pushed = false;
 		int			rc;
@@ -271,6 +283,12 @@ DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 		values[5] = Int64GetDatum((int64) GetSystemIdentifier());
 		if (!here)
 			nulls[5] = 'n';
+		values[6] = BoolGetDatum(confirmed);
+		if (confirmed)
+			nulls[7] = 'n';
+		else
+			values[7] = CStringGetTextDatum(psprintf("waits for its owner or a superuser to confirm its handler: %s",
+													 DdlnVerdictText(&trust)));
 		DdlnBeginSafe(&safe);
 		if (!ActiveSnapshotSet())
 		{
@@ -279,9 +297,13 @@ DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 		}
 		rc = SPI_execute_with_args("UPDATE ddl_notify.subscriber "
 								   "SET handler_oid = $2, owner = $3, handler = $4, "
-								   "    owner_name = $5, resolved_in = $6 "
+								   "    owner_name = $5, resolved_in = $6, "
+								   "    confirmed = confirmed AND $7, "
+								   "    last_error = CASE WHEN $7 THEN last_error ELSE $8 END, "
+								   "    last_error_sqlstate = CASE WHEN $7 THEN last_error_sqlstate ELSE '42501' END, "
+								   "    last_error_at = CASE WHEN $7 THEN last_error_at ELSE pg_catalog.clock_timestamp() END "
 								   "WHERE id OPERATOR(pg_catalog.=) $1",
-								   6, argtypes, values, nulls, false, 0);
+								   8, argtypes, values, nulls, false, 0);
 		if (pushed)
 			PopActiveSnapshot();
 		DdlnEndSafe(&safe);
@@ -291,6 +313,7 @@ DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 		*handler_oid = h;
 		*owner = o;
 	}
+	return confirmed;
 }
 
 /*
