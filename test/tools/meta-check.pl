@@ -66,7 +66,7 @@ for my $k (qw(name abstract maintainer license provides meta-spec version))
 }
 for my $k (sort keys %$meta)
 {
-	check($toplevel{$k} || $k =~ /^[xX]_/, "top-level key \"$k\" is defined by the spec");
+	check($toplevel{$k} || scalar($k =~ /^[xX]_/), "top-level key \"$k\" is defined by the spec");
 }
 check(ref $meta->{'meta-spec'} eq 'HASH' && ($meta->{'meta-spec'}{version} // '') eq '1.0.0',
 	'meta-spec.version is "1.0.0"');
@@ -82,7 +82,7 @@ my @lic = ref $l eq 'ARRAY' ? @$l : ref $l eq 'HASH' ? () : ($l // '');
 check(ref $l eq 'HASH' ? scalar(%$l) : (@lic && !grep({ !$licenses{$_} } @lic)),
 	'license names a known license');
 my $p = $meta->{provides};
-if (check(ref $p eq 'HASH' && %$p, 'provides is a non-empty object'))
+if (check(ref $p eq 'HASH' && scalar(%$p), 'provides is a non-empty object'))
 {
 	for my $ext (sort keys %$p)
 	{
@@ -93,11 +93,11 @@ if (check(ref $p eq 'HASH' && %$p, 'provides is a non-empty object'))
 		check(!defined $e->{docfile} || -f $e->{docfile}, "provides.$ext.docfile names a file of the tree");
 		for my $k (sort keys %$e)
 		{
-			check($k =~ /^(file|version|abstract|docfile|[xX]_.*)$/, "provides.$ext key \"$k\" is defined by the spec");
+			check(scalar($k =~ /^(file|version|abstract|docfile|[xX]_.*)$/), "provides.$ext key \"$k\" is defined by the spec");
 		}
 	}
 }
-check(!defined $meta->{release_status} || $meta->{release_status} =~ /^(stable|testing|unstable)$/,
+check(!defined $meta->{release_status} || scalar($meta->{release_status} =~ /^(stable|testing|unstable)$/),
 	'release_status is stable, testing or unstable');
 if (defined $meta->{tags})
 {
@@ -112,10 +112,10 @@ if (defined $meta->{prereqs})
 	{
 		for my $phase (sort keys %$pr)
 		{
-			check($phase =~ /^(configure|build|test|runtime|develop)$/, "prereqs phase \"$phase\" is defined");
+			check(scalar($phase =~ /^(configure|build|test|runtime|develop)$/), "prereqs phase \"$phase\" is defined");
 			for my $rel (sort keys %{ $pr->{$phase} })
 			{
-				check($rel =~ /^(requires|recommends|suggests|conflicts)$/, "prereqs.$phase relation \"$rel\" is defined");
+				check(scalar($rel =~ /^(requires|recommends|suggests|conflicts)$/), "prereqs.$phase relation \"$rel\" is defined");
 				my $reqs = $pr->{$phase}{$rel};
 				for my $what (sort keys %$reqs)
 				{
@@ -145,7 +145,7 @@ if (check(defined $extversion, "the Makefile sets EXTVERSION"))
 		check(($p->{$ext}{version} // '') eq $extversion, "META.json provides.$ext.version is EXTVERSION");
 	}
 	my $control = slurp('ddl_notify.control') // '';
-	check($control =~ /^default_version\s*=\s*'\Q$extversion\E'/m, "ddl_notify.control default_version is EXTVERSION");
+	check(scalar($control =~ /^default_version\s*=\s*'\Q$extversion\E'/m), "ddl_notify.control default_version is EXTVERSION");
 	my $changelog = slurp('debian/changelog') // '';
 	my ($debver) = $changelog =~ /^\S+ \(([^)]+)\)/;
 	(my $upstream = $debver // '') =~ s/-[^-]*$//;
