@@ -4,12 +4,15 @@
 #
 #   bash test/tools/deb-test.sh               the test (as root)
 #   bash test/tools/deb-test.sh --build-here  make deb: dpkg-buildpackage here,
-#                                             the .deb files in build/deb/
+#                                             the .deb files in build/deb/, one
+#                                             per PostgreSQL version pg_buildext
+#                                             selects on this machine
 #
 # The test, one check each, "N passed, M failed" last:
 # - META.json is valid for PGXN and every version agrees with the Makefile's
 #   EXTVERSION (test/tools/meta-check.pl); `make dist` gives a tarball of HEAD
-#   whose files all lie under ddl_notify-EXTVERSION/;
+#   whose files all lie under ddl_notify-EXTVERSION/; `make` without PGXS
+#   fails with a message;
 # - in a fresh Debian 12 chroot (debootstrap --variant=minbase bookworm):
 #   the build dependencies of debian/control install (apt-get build-dep),
 #   dpkg-buildpackage builds postgresql-NN-ddl-notify for every version
@@ -60,7 +63,10 @@ if [[ ${1:-} == --build-here ]]; then
 	}
 	rm -rf build/deb && mkdir -p build/deb/src
 	source_tar | tar -C build/deb/src -xf - || exit 1
-	(cd "build/deb/src/$PKGDIR" && dpkg-buildpackage -us -uc -b) || exit 1
+	# debian/control names one package per version this machine supports
+	# (postgresql-common's supported-versions, PG_SUPPORTED_VERSIONS to choose)
+	(cd "build/deb/src/$PKGDIR" && pg_buildext updatecontrol && dpkg-buildpackage -us -uc -b) || exit 1
+	mv build/deb/src/*.deb build/deb/src/*.buildinfo build/deb/src/*.changes build/deb/ || exit 1
 	rm -rf build/deb/src
 	ls -1 build/deb/*.deb
 	exit 0
@@ -106,6 +112,13 @@ dist_ok()
 	return $rc
 }
 check "make dist: ddl_notify-$EXTVERSION.tar.gz from HEAD" dist_ok
+no_pgxs_fails()
+{
+	local out
+	out=$(make -s PG_CONFIG=/nonexistent/pg_config 2>&1) && return 1
+	grep -q "PGXS not found" <<<"$out"
+}
+check "make without PGXS fails and says why" no_pgxs_fails
 
 # --- the chroot -----------------------------------------------------------------
 if ((EUID != 0)); then
