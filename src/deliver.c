@@ -766,7 +766,7 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 }
 
 /*
- * May "role" read the statement texts of events?  What the README grants for
+ * May "role" read the statement texts of events?  What docs/reference.md grants for
  * it: SELECT on ddl_notify.event, or on its query column.  A handler gets the
  * query only if its owner may read it.
  */
