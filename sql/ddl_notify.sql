@@ -7,7 +7,7 @@
  *   only, nothing in it but the extension's objects), before anything goes
  *   into it;
  * - nothing is granted to PUBLIC: reading events, subscribing and running
- *   delivery by hand are explicit grants (see README, "Privileges");
+ *   delivery by hand are explicit grants (see docs/reference.md, "Privileges");
  * - the event triggers are created last, so that nothing this script does is
  *   recorded, and they are ENABLE ALWAYS so that session_replication_role =
  *   replica does not silently stop capture.
@@ -163,7 +163,7 @@ CREATE UNIQUE INDEX event_xid ON ddl_notify.event (xid, id);
 -- TABLES, PostgreSQL refuses UPDATE and DELETE on a table without one, and
 -- the engine updates and deletes these rows.  (Capture's inserts are hidden
 -- from logical decoding; the engine's updates and deletes carry only these
--- keys.  See README, "Logical replication and publications".)
+-- keys.  See docs/operations.md, "Publications and logical replication".)
 ALTER TABLE ddl_notify.event REPLICA IDENTITY USING INDEX event_xid;
 ALTER TABLE ddl_notify.commit_order REPLICA IDENTITY USING INDEX commit_order_pos;
 
@@ -440,7 +440,7 @@ CROSS JOIN LATERAL (
 COMMENT ON VIEW ddl_notify.subscriber_status IS
 	'one row per subscriber: state (active, paused, failing, dead-lettering, unconfirmed), pending events, delivery progress, last error, attempts and next retry';
 
--- Privileges: nothing for PUBLIC (see README, "Privileges").
+-- Privileges: nothing for PUBLIC (see docs/reference.md, "Privileges").
 REVOKE ALL ON ALL TABLES IN SCHEMA ddl_notify FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[], text[], integer, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.unsubscribe(text) FROM PUBLIC;

@@ -5,7 +5,7 @@
  *	  subscribers, used by CALL ddl_notify.deliver() and by the background
  *	  worker alike.
  *
- * The delivery protocol (CONTRACT.md G3-G8, G12):
+ * The delivery protocol (docs/guarantees.md, G3-G8, G12):
  *
  * 1. A batch is one top-level transaction, READ COMMITTED.  It first locks
  *	  the subscriber's row FOR UPDATE SKIP LOCKED: whoever holds that lock is
@@ -770,7 +770,7 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 }
 
 /*
- * May "role" read the statement texts of events?  What the README grants for
+ * May "role" read the statement texts of events?  What docs/reference.md grants for
  * it: SELECT on ddl_notify.event, or on its query column.  A handler gets the
  * query only if its owner may read it.
  */

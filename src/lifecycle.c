@@ -2,7 +2,7 @@
  *
  * lifecycle.c
  *	  What keeps subscribers working through the database's life cycle
- *	  (CONTRACT.md G13): pg_dump/pg_restore, pg_upgrade and
+ *	  (docs/guarantees.md, G13): pg_dump/pg_restore, pg_upgrade and
  *	  ALTER EXTENSION ddl_notify UPDATE.
  *
  * A subscriber names its handler and its owner twice: by OID (handler_oid,
