@@ -15,7 +15,8 @@
 -- 3. alter_subscriber() changes the handler from the next event, filters
 --    (an empty array receives everything again), max_attempts (0: for
 --    ever) and echo, and keeps what it is not given.
--- 4. wait_for_delivery() does not wait for a paused subscriber.
+-- 4. wait_for_delivery() does not wait for a paused subscriber; the lag
+--    in time (subscriber_status.lag) and delivery_state() are data.
 -- Delivery is driven by hand (no worker in pg_regress).
 --
 CREATE EXTENSION IF NOT EXISTS ddl_notify;
@@ -80,6 +81,9 @@ CALL ddl_notify.deliver();
 SELECT who, ident FROM got ORDER BY n;
 :status;
 SELECT ddl_notify.wait_for_delivery('0');
+-- the lag in time, and how the database is served, as data
+SELECT name, lag > '0'::interval AS lagging FROM ddl_notify.subscriber_status ORDER BY name;
+SELECT mode, automatic, worker_pids, queued_since, next_retry_at FROM ddl_notify.delivery_state();
 SELECT ddl_notify.resume('a');
 CALL ddl_notify.deliver();
 CALL ddl_notify.deliver();

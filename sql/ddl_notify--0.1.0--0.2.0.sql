@@ -153,7 +153,8 @@ SELECT s.name,
 			WHEN NOT s.enabled THEN 'paused'
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 AND s.max_attempts IS NOT NULL THEN 'dead-lettering'
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 THEN 'failing'
-			ELSE 'active' END AS state
+			ELSE 'active' END AS state,
+	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag
 FROM ddl_notify.subscriber s
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,
@@ -247,3 +248,15 @@ COMMENT ON FUNCTION ddl_notify.resume(text) IS
 REVOKE ALL ON FUNCTION ddl_notify.alter_subscriber(text, regprocedure, text[], text[], text[], integer, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.pause(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.resume(text) FROM PUBLIC;
+
+-- issue 26: the delivery state as columns, for scripts
+CREATE FUNCTION ddl_notify.delivery_state(
+	OUT mode text, OUT automatic boolean, OUT worker_pids integer[],
+	OUT queued_since timestamptz, OUT next_retry_at timestamptz, OUT detail text)
+RETURNS record
+LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'ddl_notify_delivery_state';
+
+COMMENT ON FUNCTION ddl_notify.delivery_state() IS
+	'how events reach subscribers in this database, as columns: mode (manual, delivering, starting, waiting for a slot, queued, idle, idle, retry due), worker pids, since when queued, next retry; detail is delivery_status()';
+
+REVOKE ALL ON FUNCTION ddl_notify.delivery_state() FROM PUBLIC;

@@ -381,6 +381,15 @@ LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'delivery_status';
 COMMENT ON FUNCTION ddl_notify.delivery_status() IS
 	'how events reach subscribers in this database: automatic (worker pid), manual, or waiting for a worker slot';
 
+CREATE FUNCTION ddl_notify.delivery_state(
+	OUT mode text, OUT automatic boolean, OUT worker_pids integer[],
+	OUT queued_since timestamptz, OUT next_retry_at timestamptz, OUT detail text)
+RETURNS record
+LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'ddl_notify_delivery_state';
+
+COMMENT ON FUNCTION ddl_notify.delivery_state() IS
+	'how events reach subscribers in this database, as columns: mode (manual, delivering, starting, waiting for a slot, queued, idle, idle, retry due), worker pids, since when queued, next retry; detail is delivery_status()';
+
 CREATE FUNCTION ddl_notify.worker_pool(
 	OUT datid oid, OUT database name, OUT pid integer, OUT state text,
 	OUT since timestamptz, OUT delivered bigint, OUT round_started timestamptz)
@@ -427,7 +436,8 @@ SELECT s.name,
 			WHEN NOT s.enabled THEN 'paused'
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 AND s.max_attempts IS NOT NULL THEN 'dead-lettering'
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 THEN 'failing'
-			ELSE 'active' END AS state
+			ELSE 'active' END AS state,
+	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag
 FROM ddl_notify.subscriber s
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,
@@ -452,6 +462,7 @@ REVOKE ALL ON PROCEDURE ddl_notify.deliver() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.wait_for_delivery(interval) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.delivery_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.worker_pool() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.delivery_state() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_end() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_sql_drop() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_table_rewrite() FROM PUBLIC;

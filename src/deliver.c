@@ -813,7 +813,8 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	batch->last = fetched.keys[n - 1];
 
 	pgstat_report_activity(STATE_RUNNING,
-						   psprintf("ddl_notify: delivering %d event(s) to subscriber \"%s\"",
+						   psprintf(n == 1 ? "ddl_notify: delivering %d event to subscriber \"%s\"" :
+									"ddl_notify: delivering %d events to subscriber \"%s\"",
 									n, sub->name));
 
 	BeginInternalSubTransaction(NULL);
@@ -1530,8 +1531,11 @@ deliver(PG_FUNCTION_ARGS)
 
 	if (result.failures > 0)
 		ereport(NOTICE,
-				(errmsg("ddl_notify: %lld event(s) delivered, %d failed attempt(s) recorded",
-						(long long) result.delivered, result.failures),
+				(errmsg_plural("ddl_notify: %d failed attempt recorded",
+							   "ddl_notify: %d failed attempts recorded",
+							   result.failures, result.failures),
+				 errdetail_plural("%lld event was delivered.", "%lld events were delivered.",
+								  (unsigned long) result.delivered, (long long) result.delivered),
 				 errhint("See ddl_notify.subscriber_status for the errors.")));
 	PG_RETURN_VOID();
 }
