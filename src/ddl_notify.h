@@ -37,8 +37,8 @@
  *					length capped
  *	  counter.c		event ids and commit positions from the extension's
  *					sequences, without nextval() (no lastval() sees them)
- *	  subscriber.c	the SQL API: subscribe, unsubscribe, skip, and the
- *					subscription-point protocol
+ *	  subscriber.c	the SQL API: subscribe, alter_subscriber, pause, resume,
+ *					unsubscribe, skip, and the subscription-point protocol
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
@@ -49,11 +49,16 @@
  *	  pool.c		the pool's shared memory (slots, request table, pauses,
  *					its LWLock; private header pool.h) and the committing
  *					backend's side: wake a worker or queue the database;
- *					delivery_status(), worker_pool()
+ *					delivery_status(), delivery_state(), worker_pool()
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
- *	  lifecycle.c	subscribers through pg_dump/pg_restore, pg_upgrade and
- *					ALTER EXTENSION UPDATE: OIDs and names, restored rows
+ *	  lifecycle.c	the restore trigger: a row of a dump made a subscriber of
+ *					this database, checked as data, not as anybody's choice
+ *	  binding.c		handlers and owners by OID and by name (pg_upgrade,
+ *					restores), the subscriber table's version, new ids
+ *	  trust.c		who may run what: the one place deciding whether a
+ *					function may be a handler and who may act for an owner
+ *	  compat.h		PostgreSQL version differences, one name each
  *	  worker.c		launcher and the pool of delivery workers; they
  *					schedule, the engine delivers
  *
@@ -157,6 +162,7 @@ extern int64 DdlnCounterNextNamed(const char *seqname, int64 floor);
 
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
+extern bool ddln_api_inserting;			/* subscribe() inserts its row */
 extern void DdlnFixSubscriptionPoint(void);
 extern char *DdlnSnapshotText(Snapshot snap);
 extern void DdlnLockApi(void);
@@ -186,10 +192,10 @@ extern char *DdlnVerdictText(const DdlnVerdict *v);
 extern bool DdlnMayActFor(Oid role, Oid owner);
 extern void DdlnCheckMayActFor(const char *name, Oid owner, const char *owner_name);
 
-/* lifecycle.c */
-extern bool ddln_api_inserting;			/* subscribe() inserts its row */
+/* binding.c: handlers and owners by OID and by name, subscriber ids */
 extern bool DdlnSubscriberHasNames(void);
 extern int32 DdlnDrawSubscriberId(int32 want);
+extern Oid	DdlnHandlerByName(const char *signature);
 extern bool DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
 								  Oid *owner, const char *owner_name, bool resolved_here,
 								  DdlnVerdict *refusal);

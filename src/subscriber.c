@@ -95,6 +95,7 @@ PG_FUNCTION_INFO_V1(ddl_notify_pause);
 PG_FUNCTION_INFO_V1(ddl_notify_resume);
 
 bool		ddln_xact_subscribed = false;
+bool		ddln_api_inserting = false;
 
 /* Second advisory key for the API lock (subscribe/unsubscribe). */
 #define DDLN_API_LOCK_KEY2		0x41504921	/* "API!" */
