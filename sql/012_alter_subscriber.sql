@@ -41,6 +41,7 @@ SELECT ddl_notify.subscribe('b', 'h_b(ddl_notify.event)') > 0 AS subscribed;
 SELECT ddl_notify.alter_subscriber(NULL, max_attempts => 3);
 SELECT ddl_notify.alter_subscriber('nobody', max_attempts => 3);
 SELECT ddl_notify.alter_subscriber('a', handler => 'h_int(ddl_notify.event)');
+SELECT ddl_notify.alter_subscriber('a', handler => 0::regprocedure);
 SELECT ddl_notify.alter_subscriber('a', max_attempts => -1);
 SELECT ddl_notify.alter_subscriber('a', command_tags => '{"CREATE TABEL"}');
 SELECT ddl_notify.alter_subscriber('a', object_types => '{tabel}');

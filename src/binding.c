@@ -124,6 +124,7 @@ DdlnDrawSubscriberId(int32 want)
 	if (want > 0 && !taken)
 		return want;
 	id = DdlnCounterNextNamed("subscriber_id_seq", floor);
+	/* untested: needs 2^31 subscribe() calls, or a setval() by hand */
 	if (id > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
@@ -138,54 +139,40 @@ DdlnDrawSubscriberId(int32 want)
  * here, a hand-edited dump) names nothing: to_regprocedure() raises an
  * error for those in PostgreSQL 15, so it runs in a subtransaction.
  */
+/* DdlnHandlerByName's look-up, run by DdlnTryQuietly() */
+typedef struct DdlnSignatureLookup
+{
+	const char *signature;
+	Oid			result;
+} DdlnSignatureLookup;
+
+static void
+DdlnLookUpSignature(void *arg)
+{
+	DdlnSignatureLookup *l = (DdlnSignatureLookup *) arg;
+	LOCAL_FCINFO(fcinfo, 1);
+	DdlnSafeState safe;
+	Datum		d;
+
+	/* the stored signature is qualified; nothing on a path stands in */
+	DdlnBeginSafe(&safe);
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = CStringGetTextDatum(l->signature);
+	fcinfo->args[0].isnull = false;
+	d = to_regprocedure(fcinfo);
+	DdlnEndSafe(&safe);
+	if (!fcinfo->isnull)
+		l->result = DatumGetObjectId(d);
+}
+
 Oid
 DdlnHandlerByName(const char *signature)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile Oid result = InvalidOid;
+	DdlnSignatureLookup l = {signature, InvalidOid};
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		LOCAL_FCINFO(fcinfo, 1);
-		DdlnSafeState safe;
-		Datum		d;
-
-		/* the stored signature is qualified; nothing on a path stands in */
-		DdlnBeginSafe(&safe);
-		InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
-		fcinfo->args[0].value = CStringGetTextDatum(signature);
-		fcinfo->args[0].isnull = false;
-		d = to_regprocedure(fcinfo);
-		DdlnEndSafe(&safe);
-		if (!fcinfo->isnull)
-			result = DatumGetObjectId(d);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		/* a cancel or a shutdown is not about the signature */
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
-			edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
-			/* untested: a cancel landing inside to_regprocedure(); no test can time it */
-			ReThrowError(edata);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return result;
+	if (!DdlnTryQuietly(DdlnLookUpSignature, &l))
+		return InvalidOid;
+	return l.result;
 }
 
 static bool

@@ -13,6 +13,8 @@
  *	 OIDs (forgotten on any invalidation that may concern them) and the
  *	 statement the utility hook is running (ddl_notify.c sets it, capture
  *	 reads it through DdlnCurrentStatementText()).
+ * - DdlnTryQuietly() runs a look-up in a subtransaction that swallows its
+ *	 error, for the catalog functions whose only "no" is an ERROR.
  * - DdlnBeginSafe() enters the safe context; DdlnEndSafe() leaves it, or the
  *	 transaction's abort does.
  *
@@ -30,13 +32,16 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_namespace.h"
 #include "miscadmin.h"
+#include "access/xact.h"
 #include "storage/lock.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "ddl_notify.h"
@@ -264,4 +269,49 @@ DdlnCurrentStatementText(void)
 	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\n' || s[len - 1] == '\t' || s[len - 1] == '\r'))
 		len--;
 	return pnstrdup(s, len);
+}
+
+/*
+ * Run fn(arg) in a subtransaction that swallows any error it raises: true
+ * if it returned, false if it raised one (the error is discarded).  A
+ * cancel or a shutdown is re-thrown: it is not about what fn looked at.
+ * For look-ups whose only way to say "no" is an ERROR (to_regprocedure() of
+ * a signature naming a missing type, read_objtype_from_string()).
+ */
+bool
+DdlnTryQuietly(void (*fn) (void *arg), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ok = true;
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
+			edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+			/* untested: a cancel landing inside the look-up; no test can time it */
+			ReThrowError(edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return ok;
 }

@@ -158,6 +158,7 @@ DdlnCounterNextAbove(Oid seqrelid, int64 floor)
 		result = seq->last_value + 1;
 	if (result <= floor)
 	{
+		/* untested: an id in use at the sequence's maximum (a row written by hand) */
 		if (floor >= maxv)
 			ereport(ERROR,
 					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),

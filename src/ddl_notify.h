@@ -131,6 +131,7 @@ extern void DdlnEndSafe(DdlnSafeState *st);
 extern void DdlnLockSubscriptionPoint(LOCKMODE mode);
 extern const char *DdlnCurrentStatementText(void);
 extern Oid	DdlnExtensionOwner(void);
+extern bool DdlnTryQuietly(void (*fn) (void *arg), void *arg);
 
 /* the statement the utility hook is running: its query string and slice */
 typedef struct DdlnStatement
