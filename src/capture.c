@@ -323,7 +323,7 @@ DdlnAlterTableKind(AlterTableType t)
 	switch (t)
 	{
 		case AT_AddColumn:
-		case AT_AddColumnRecurse:
+			DDLN_CASE_AT_ADD_COLUMN_RECURSE
 		case AT_AddColumnToView:
 			return "ADD COLUMN";
 		case AT_ColumnDefault:
@@ -332,10 +332,12 @@ DdlnAlterTableKind(AlterTableType t)
 		case AT_DropNotNull:
 			return "ALTER COLUMN DROP NOT NULL";
 		case AT_SetNotNull:
-		case AT_CheckNotNull:
+			DDLN_CASE_AT_CHECK_NOT_NULL
 			return "ALTER COLUMN SET NOT NULL";
 		case AT_DropExpression:
 			return "ALTER COLUMN DROP EXPRESSION";
+			DDLN_CASE_AT_SET_EXPRESSION
+			return "ALTER COLUMN SET EXPRESSION";
 		case AT_SetStatistics:
 			return "ALTER COLUMN SET STATISTICS";
 		case AT_SetOptions:
@@ -347,13 +349,13 @@ DdlnAlterTableKind(AlterTableType t)
 		case AT_SetCompression:
 			return "ALTER COLUMN SET COMPRESSION";
 		case AT_DropColumn:
-		case AT_DropColumnRecurse:
+			DDLN_CASE_AT_DROP_COLUMN_RECURSE
 			return "DROP COLUMN";
 		case AT_AddIndex:
 		case AT_ReAddIndex:
 			return "ADD INDEX";
 		case AT_AddConstraint:
-		case AT_AddConstraintRecurse:
+			DDLN_CASE_AT_ADD_CONSTRAINT_RECURSE
 		case AT_ReAddConstraint:
 		case AT_ReAddDomainConstraint:
 		case AT_AddIndexConstraint:
@@ -361,10 +363,10 @@ DdlnAlterTableKind(AlterTableType t)
 		case AT_AlterConstraint:
 			return "ALTER CONSTRAINT";
 		case AT_ValidateConstraint:
-		case AT_ValidateConstraintRecurse:
+			DDLN_CASE_AT_VALIDATE_CONSTRAINT_RECURSE
 			return "VALIDATE CONSTRAINT";
 		case AT_DropConstraint:
-		case AT_DropConstraintRecurse:
+			DDLN_CASE_AT_DROP_CONSTRAINT_RECURSE
 			return "DROP CONSTRAINT";
 		case AT_ReAddComment:
 			return "COMMENT";
@@ -384,10 +386,8 @@ DdlnAlterTableKind(AlterTableType t)
 			return "SET UNLOGGED";
 		case AT_DropOids:
 			return "SET WITHOUT OIDS";
-#if PG_VERSION_NUM >= 150000
 		case AT_SetAccessMethod:
 			return "SET ACCESS METHOD";
-#endif
 		case AT_SetTableSpace:
 			return "SET TABLESPACE";
 		case AT_SetRelOptions:
@@ -462,8 +462,7 @@ DdlnAlterTableKind(AlterTableType t)
 static const char *
 DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
 {
-	if (cmd->subtype == AT_AddColumn || cmd->subtype == AT_AddColumnRecurse ||
-		cmd->subtype == AT_AddColumnToView)
+	if (DdlnATAddsColumn(cmd->subtype))
 	{
 		if (cmd->def && IsA(cmd->def, ColumnDef))
 			return ((ColumnDef *) cmd->def)->colname;
@@ -544,11 +543,7 @@ DdlnJsonInt(JsonbParseState **st, int64 i)
 	JsonbValue	v;
 
 	v.type = jbvNumeric;
-#if PG_VERSION_NUM >= 140000
 	v.val.numeric = int64_to_numeric(i);
-#else
-	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(int8_numeric, Int64GetDatum(i)));
-#endif
 	DdlnJsonPush(st, &v);
 }
 

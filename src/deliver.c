@@ -97,6 +97,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -136,12 +137,6 @@ bool		(*ddln_round_yield_hook) (void) = NULL;
 
 /* The search_path handlers run with, whoever started delivery. */
 #define DDLN_HANDLER_SEARCH_PATH	"\"$user\", public, pg_temp"
-
-#if PG_VERSION_NUM >= 160000
-#define DdlnProcAclCheck(proc, role) object_aclcheck(ProcedureRelationId, proc, role, ACL_EXECUTE)
-#else
-#define DdlnProcAclCheck(proc, role) pg_proc_aclcheck(proc, role, ACL_EXECUTE)
-#endif
 
 /* A saved plan for one of the engine's statements. */
 typedef struct DdlnQuery
@@ -844,7 +839,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 					 errmsg("handler function %u of subscriber \"%s\" does not exist",
 							sub->handler, sub->name),
 					 errhint("Subscribe again with an existing function, or unsubscribe.")));
-		if (DdlnProcAclCheck(sub->handler, sub->owner) != ACLCHECK_OK)
+		if (DdlnProcAclCheck(sub->handler, sub->owner, ACL_EXECUTE) != ACLCHECK_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("role \"%s\" may no longer execute handler %s of subscriber \"%s\"",
@@ -1466,7 +1461,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 	 * transaction-level ones went with the commit): the worker holds none; a
 	 * session that called deliver() keeps its own, and then the handlers'.
 	 */
-	release_handler_locks = IsBackgroundWorker || !DdlnHoldsAdvisoryLocks();
+	release_handler_locks = DdlnAmBackgroundWorker() || !DdlnHoldsAdvisoryLocks();
 	/* the flag goes with the round, however it ends (a user's skip() after a failed CALL deliver() waits as usual) */
 	in_delivery_round = true;
 	PG_TRY();

@@ -82,9 +82,7 @@ PG_FUNCTION_INFO_V1(worker_pool);
 DdlnShared *ddln_shared = NULL;
 HTAB	   *ddln_dbs = NULL;	/* DdlnDbEntry by dboid */
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* what this transaction's utility commands ask for at its end */
@@ -107,10 +105,8 @@ DdlnShmemSize(void)
 static void
 DdlnShmemRequest(void)
 {
-#if PG_VERSION_NUM >= 150000
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(DdlnShmemSize());
 	RequestNamedLWLockTranche("ddl_notify", 1);
 }
@@ -137,7 +133,7 @@ DdlnShmemStartup(void)
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(Oid);
 	info.entrysize = sizeof(DdlnDbEntry);
-	ddln_dbs = ShmemInitHash("ddl_notify databases", DDLN_MAX_DBS, DDLN_MAX_DBS,
+	ddln_dbs = DdlnShmemInitHash("ddl_notify databases", DDLN_MAX_DBS, DDLN_MAX_DBS,
 							 &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -146,12 +142,8 @@ DdlnShmemStartup(void)
 void
 DdlnWorkerShmemRequest(void)
 {
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = DdlnShmemRequest;
-#else
-	DdlnShmemRequest();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = DdlnShmemStartup;
 }
@@ -479,7 +471,7 @@ DdlnWakeWorkerAtCommit(void)
 static void
 DdlnStepAsideForExtension(void)
 {
-	if (!IsBackgroundWorker)
+	if (!DdlnAmBackgroundWorker())
 		(void) DdlnStopDatabaseWorker(MyDatabaseId);
 }
 

@@ -57,6 +57,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -88,14 +89,6 @@ bool		ddln_xact_subscribed = false;
 #define DDLN_API_LOCK_KEY2		0x41504921	/* "API!" */
 
 #define DDLN_MAX_NAME_LEN		(NAMEDATALEN - 1)
-
-#if PG_VERSION_NUM >= 160000
-#define DdlnProcAcl(proc, role) object_aclcheck(ProcedureRelationId, proc, role, ACL_EXECUTE)
-#define DdlnSchemaAcl(nsp, role) object_aclcheck(NamespaceRelationId, nsp, role, ACL_USAGE)
-#else
-#define DdlnProcAcl(proc, role) pg_proc_aclcheck(proc, role, ACL_EXECUTE)
-#define DdlnSchemaAcl(nsp, role) pg_namespace_aclcheck(nsp, role, ACL_USAGE)
-#endif
 
 static FullTransactionId
 DdlnWidenXid(FullTransactionId next, TransactionId xid)
@@ -369,7 +362,7 @@ DdlnCheckHandler(Oid handler, Oid caller)
 				 errmsg("handler %s must return void", fname),
 				 errhint("A handler is a function(ddl_notify.event) returning void.")));
 
-	if (DdlnSchemaAcl(proc->pronamespace, caller) != ACLCHECK_OK)
+	if (DdlnSchemaAclCheck(proc->pronamespace, caller, ACL_USAGE) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for schema %s",
@@ -377,7 +370,7 @@ DdlnCheckHandler(Oid handler, Oid caller)
 				 errdetail("Subscribing needs USAGE on the handler's schema.")));
 	ReleaseSysCache(tup);
 
-	if (DdlnProcAcl(handler, caller) != ACLCHECK_OK)
+	if (DdlnProcAclCheck(handler, caller, ACL_EXECUTE) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for function %s", fname),

@@ -212,10 +212,8 @@ DdlnDatabaseUsable(Form_pg_database db)
 {
 	if (!db->datallowconn || db->datistemplate)
 		return false;
-#if PG_VERSION_NUM >= 150000
 	if (db->datconnlimit == -2)	/* DROP DATABASE in progress */
 		return false;
-#endif
 	return true;
 }
 
