@@ -494,25 +494,25 @@ DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
  * open object (after its key) or array, whichever is innermost.
  */
 static void
-DdlnJsonPush(JsonbParseState **st, JsonbValue *v)
+DdlnJsonPush(DdlnJsonbState *st, JsonbValue *v)
 {
-	(void) pushJsonbValue(st, (*st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
+	DdlnJsonbPush(st, DdlnJsonbInner(st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
 }
 
 static void
-DdlnJsonKey(JsonbParseState **st, const char *key)
+DdlnJsonKey(DdlnJsonbState *st, const char *key)
 {
 	JsonbValue	v;
 
 	v.type = jbvString;
 	v.val.string.val = (char *) key;
 	v.val.string.len = strlen(key);
-	(void) pushJsonbValue(st, WJB_KEY, &v);
+	DdlnJsonbPush(st, WJB_KEY, &v);
 }
 
 /* A string, or JSON null for NULL. */
 static void
-DdlnJsonString(JsonbParseState **st, const char *s)
+DdlnJsonString(DdlnJsonbState *st, const char *s)
 {
 	JsonbValue	v;
 
@@ -528,7 +528,7 @@ DdlnJsonString(JsonbParseState **st, const char *s)
 }
 
 static void
-DdlnJsonBool(JsonbParseState **st, bool b)
+DdlnJsonBool(DdlnJsonbState *st, bool b)
 {
 	JsonbValue	v;
 
@@ -538,7 +538,7 @@ DdlnJsonBool(JsonbParseState **st, bool b)
 }
 
 static void
-DdlnJsonInt(JsonbParseState **st, int64 i)
+DdlnJsonInt(DdlnJsonbState *st, int64 i)
 {
 	JsonbValue	v;
 
@@ -549,16 +549,16 @@ DdlnJsonInt(JsonbParseState **st, int64 i)
 
 /* Open or close an object or array. */
 static void
-DdlnJsonToken(JsonbParseState **st, JsonbIteratorToken what)
+DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what)
 {
-	(void) pushJsonbValue(st, what, NULL);
+	DdlnJsonbPush(st, what, NULL);
 }
 
 /* Close the outermost object: the finished jsonb. */
 static Jsonb *
-DdlnJsonFinish(JsonbParseState **st)
+DdlnJsonFinish(DdlnJsonbState *st)
 {
-	return JsonbValueToJsonb(pushJsonbValue(st, WJB_END_OBJECT, NULL));
+	return DdlnJsonbFinish(st);
 }
 
 /* Equal strings, or both NULL. */
@@ -571,7 +571,7 @@ DdlnStrEq(const char *a, const char *b)
 static Jsonb *
 DdlnAlterTableDetails(CollectedCommand *cmd)
 {
-	JsonbParseState *st = NULL;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	ListCell   *lc;
 	List	   *seen_kinds = NIL;
 	List	   *seen_names = NIL;
@@ -597,10 +597,17 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 			 atc->subtype == AT_ReAddDomainConstraint || atc->subtype == AT_ReAddComment ||
 			 atc->subtype == AT_ReAddStatistics))
 			continue;
-		/* the same step repeated on inheritance children or partitions */
+		/*
+		 * the same step repeated on inheritance children or partitions; not
+		 * ATTACH/DETACH PARTITION, which name the partition (from 17 on) and
+		 * are never repeated
+		 */
 		if (sub->address.classId == RelationRelationId &&
 			OidIsValid(sub->address.objectId) &&
-			sub->address.objectId != cmd->d.alterTable.objectId)
+			sub->address.objectId != cmd->d.alterTable.objectId &&
+			!(known && (atc->subtype == AT_AttachPartition ||
+						atc->subtype == AT_DetachPartition ||
+						atc->subtype == AT_DetachPartitionFinalize)))
 			continue;
 
 		if (known)
@@ -676,7 +683,7 @@ DdlnGrantClassId(ObjectType objtype)
 static Jsonb *
 DdlnGrantDetails(InternalGrant *istmt)
 {
-	JsonbParseState *st = NULL;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	ListCell   *lc;
 
 	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
@@ -967,7 +974,7 @@ DdlnParentSchema(Oid classid, Oid objid)
 
 /* A text[] as a JSON array, NULL as JSON null. */
 static void
-DdlnJsonTextArray(JsonbParseState **st, bool isnull, Datum arr)
+DdlnJsonTextArray(DdlnJsonbState *st, bool isnull, Datum arr)
 {
 	Datum	   *elems;
 	bool	   *enulls;
@@ -1092,7 +1099,7 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 		bool		original = DatumGetBool(v[3]);
 		bool		normal = DatumGetBool(v[4]);
 		bool		is_temp = DatumGetBool(v[5]);
-		JsonbParseState *st = NULL;
+		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 
 		row.trigger_event = "sql_drop";
 		row.command_tag = tag;
@@ -1179,7 +1186,7 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 	ObjectAddress addr;
 	Oid			relid;
 	int			reason;
-	JsonbParseState *st = NULL;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 
 	relid = DatumGetObjectId(DirectFunctionCall1(pg_event_trigger_table_rewrite_oid,
 												 (Datum) 0));

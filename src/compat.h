@@ -103,9 +103,13 @@
 
 /*
  * An index scan (access/genam.h): 18 added the instrumentation argument
- * (NULL: none).
+ * (NULL: none), 19 the scan's flags (access/tableam.h's ScanOptions;
+ * SO_NONE: as before).
  */
-#if PG_VERSION_NUM >= 180000
+#if PG_VERSION_NUM >= 190000
+#define DdlnIndexBeginScan(heap, index, snap, nkeys, norderbys) \
+	index_beginscan(heap, index, snap, NULL, nkeys, norderbys, SO_NONE)
+#elif PG_VERSION_NUM >= 180000
 #define DdlnIndexBeginScan(heap, index, snap, nkeys, norderbys) \
 	index_beginscan(heap, index, snap, NULL, nkeys, norderbys)
 #else
@@ -114,11 +118,24 @@
 #endif
 
 /*
- * A shared hash table (storage/shmem.h): the sizes it starts with and may
- * grow to.
+ * A shared hash table (storage/shmem.h): 19 dropped the initial size (the
+ * table is allocated at its maximum size, as it was in practice).
  */
+#if PG_VERSION_NUM >= 190000
+#define DdlnShmemInitHash(name, init_size, max_size, info, flags) \
+	ShmemInitHash(name, max_size, info, flags)
+#else
 #define DdlnShmemInitHash(name, init_size, max_size, info, flags) \
 	ShmemInitHash(name, init_size, max_size, info, flags)
+#endif
+
+/*
+ * The sequence WAL record and its record type (xl_seq_rec, XLOG_SEQ_LOG):
+ * in commands/sequence.h up to 18, in commands/sequence_xlog.h from 19 on.
+ */
+#if PG_VERSION_NUM >= 190000
+#include "commands/sequence_xlog.h"
+#endif
 
 /*
  * The relation a sequence's WAL record (commands/sequence.h, xl_seq_rec)
@@ -128,6 +145,33 @@
 #define DdlnSeqRecSetRelation(xlrec, rel)	((xlrec).locator = (rel)->rd_locator)
 #else
 #define DdlnSeqRecSetRelation(xlrec, rel)	((xlrec).node = (rel)->rd_node)
+#endif
+
+/*
+ * Building a jsonb value with pushJsonbValue() (utils/jsonb.h): up to 18 the
+ * builder's state is a JsonbParseState pointer, starting NULL, and each push
+ * returns the value built so far (complete after the last END); 19 wraps
+ * it in a JsonbInState, starting zeroed, whose "result" is the complete
+ * value, and a push returns nothing.
+ *	 DdlnJsonbState		the builder's state (a variable, initialised with
+ *						DDLN_JSONB_STATE_INIT)
+ *	 DdlnJsonbPush(st, token, value)	one push (st: DdlnJsonbState *)
+ *	 DdlnJsonbInner(st)	the innermost open object or array (JsonbParseState *)
+ *	 DdlnJsonbFinish(st)	push the outermost WJB_END_OBJECT: the Jsonb *
+ */
+#if PG_VERSION_NUM >= 190000
+typedef struct JsonbInState DdlnJsonbState;
+#define DDLN_JSONB_STATE_INIT		{0}
+#define DdlnJsonbPush(st, token, value)	pushJsonbValue(st, token, value)
+#define DdlnJsonbInner(st)			((st)->parseState)
+#define DdlnJsonbFinish(st) \
+	(pushJsonbValue(st, WJB_END_OBJECT, NULL), JsonbValueToJsonb((st)->result))
+#else
+typedef struct JsonbParseState *DdlnJsonbState;
+#define DDLN_JSONB_STATE_INIT		NULL
+#define DdlnJsonbPush(st, token, value)	((void) pushJsonbValue(st, token, value))
+#define DdlnJsonbInner(st)			(*(st))
+#define DdlnJsonbFinish(st)			JsonbValueToJsonb(pushJsonbValue(st, WJB_END_OBJECT, NULL))
 #endif
 
 #endif							/* DDLN_COMPAT_H */

@@ -55,6 +55,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "funcapi.h"
@@ -69,7 +70,9 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 #include "ddl_notify.h"
 #include "pool.h"
