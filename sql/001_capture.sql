@@ -176,7 +176,10 @@ CREATE RULE t4_rule AS ON INSERT TO t4 DO ALSO NOTIFY t4_insert;
 ALTER TABLE t1 ENABLE ROW LEVEL SECURITY;
 CREATE POLICY t1_pol ON t1 USING (d > 0);
 ALTER POLICY t1_pol ON t1 RENAME TO t1_pol2;
+-- (its warning about wal_level, worded differently from 17 on, is not shown)
+SET client_min_messages = error;
 CREATE PUBLICATION pub1 FOR TABLE t1;
+RESET client_min_messages;
 ALTER PUBLICATION pub1 ADD TABLE t2;
 ALTER PUBLICATION pub1 ADD TABLES IN SCHEMA s1r;
 SELECT * FROM pg_temp.ev(:last);
