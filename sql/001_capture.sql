@@ -41,7 +41,11 @@ RETURNS TABLE (trigger_event text, command_tag text, object_type text, schema_na
 LANGUAGE sql AS $$
 	SELECT trigger_event, command_tag, object_type, schema_name, object_identity, objsubid,
 		   in_extension, query, details
-	FROM ddl_notify.event WHERE id > since ORDER BY id
+	FROM ddl_notify.event WHERE id > since
+	-- NOT NULL constraints, catalogued from PostgreSQL 18 on (each dropped
+	-- one is a row, as any constraint), are left out: 003_not_null shows them
+	  AND NOT (object_type = 'table constraint' AND object_identity LIKE '%\_not\_null on %')
+	ORDER BY id
 $$;
 SELECT count(*) AS events_after_temp_function FROM ddl_notify.event;
 
@@ -342,7 +346,8 @@ BEGIN;
 CREATE TABLE rb1 (a int);
 ALTER TABLE t4 ADD COLUMN rb int;
 DROP TABLE meas;
-SELECT count(*) AS rows_before_rollback FROM ddl_notify.event WHERE id > :last;
+SELECT count(*) AS rows_before_rollback FROM ddl_notify.event WHERE id > :last
+  AND NOT (object_type = 'table constraint' AND object_identity LIKE '%\_not\_null on %');
 ROLLBACK;
 SELECT count(*) AS rows_after_rollback FROM ddl_notify.event WHERE id > :last;
 SELECT to_regclass('rb1') AS rb1, to_regclass('meas') AS meas;

@@ -473,6 +473,12 @@ DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
 		if (cmd->def && IsA(cmd->def, PartitionCmd))
 			return ((PartitionCmd *) cmd->def)->name->relname;
 	}
+	/*
+	 * SET/DROP NOT NULL name the column on every version: from 18 on their
+	 * address is the column's catalogued NOT NULL constraint
+	 */
+	if ((cmd->subtype == AT_SetNotNull || cmd->subtype == AT_DropNotNull) && cmd->name)
+		return cmd->name;
 	if (sub->address.classId == ConstraintRelationId && OidIsValid(sub->address.objectId))
 	{
 		char	   *name = get_constraint_name(sub->address.objectId);
