@@ -100,9 +100,12 @@ server_headers()
 # (none for 19 yet): then the CDC tests that need it skip, saying so.
 no_wal2json_package()
 {
+	local server w2j
 	command -v apt-cache >/dev/null 2>&1 || return 1
-	apt-cache policy "postgresql-$PG_MAJOR" 2>/dev/null | grep -q 'Candidate: [0-9]' || return 1
-	! apt-cache policy "postgresql-$PG_MAJOR-wal2json" 2>/dev/null | grep -q 'Candidate: [0-9]'
+	# (read whole first: grep -q would end apt-cache early, failing the pipe)
+	server=$(apt-cache policy "postgresql-$PG_MAJOR" 2>/dev/null || true)
+	w2j=$(apt-cache policy "postgresql-$PG_MAJOR-wal2json" 2>/dev/null || true)
+	[[ $server == *"Candidate: "[0-9]* && $w2j != *"Candidate: "[0-9]* ]]
 }
 
 # Fills PKGS (Debian packages to install) and WHY (what is missing).
