@@ -16,6 +16,10 @@
 #                           MUTATION=NAME for one
 #   make test-pg-regress    PostgreSQL's own regression suite with and without
 #                           ddl_notify, compared (test/pgregress/run.sh)
+#   make test-versions      make test against PostgreSQL 17, 18 and 19, each in
+#                           a Debian chroot built once and cached
+#                           (test/tools/versions.sh); VERSIONS="18" for some
+#   make test-pg-regress-18 make test-pg-regress inside the 18 chroot
 #   make coverage           every suite against a --coverage build in a scratch
 #                           copy, then gcov's lines and branches per file and
 #                           the error paths no test ran (test/tools/coverage.sh,
@@ -85,7 +89,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench mutate test-pg-regress coverage dist deb test-deb
+.PHONY: deps demo test bench mutate test-pg-regress coverage dist deb test-deb test-versions test-pg-regress-18
 deps:
 	@bash test/tools/deps.sh
 
@@ -121,3 +125,9 @@ deb:
 
 test-deb:
 	@bash test/tools/deb-test.sh
+
+test-versions:
+	@bash test/tools/versions.sh $(VERSIONS)
+
+test-pg-regress-18:
+	@TARGET=test-pg-regress bash test/tools/versions.sh 18

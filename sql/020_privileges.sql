@@ -339,11 +339,20 @@ ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET p
 ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password /* comment */ U&'hunter7');
 ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun'
 'ter8');
+-- a backslash-escaped quote with standard_conforming_strings off; PostgreSQL
+-- 19 no longer allows it off, so there the same password is given with ''
+-- (the same row is recorded).  The comment after the first statement keeps
+-- psql's scan of the branch it skips on 19 balanced.
+SELECT current_setting('server_version_num')::int < 190000 AS scs_off_allowed \gset
+\if :scs_off_allowed
 SET standard_conforming_strings = off;
 SET escape_string_warning = off;
-ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun\'ter9');
+ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun\'ter9'); -- '
 RESET standard_conforming_strings;
 RESET escape_string_warning;
+\else
+ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun''ter9');
+\endif
 -- the option name spelled with a Unicode escape is still "password"
 ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET U&"p\0061ssword" 'hunter10');
 -- two statements in one query string: each stored with its own text

@@ -203,11 +203,7 @@ DdlnCounterNextAbove(Oid seqrelid, int64 floor)
 		seq->last_value = logged;
 		seq->is_called = true;
 		seq->log_cnt = 0;
-#if PG_VERSION_NUM >= 160000
-		xlrec.locator = rel->rd_locator;
-#else
-		xlrec.node = rel->rd_node;
-#endif
+		DdlnSeqRecSetRelation(xlrec, rel);
 		XLogBeginInsert();
 		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
 		XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));

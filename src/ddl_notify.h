@@ -77,6 +77,8 @@
 #include "storage/lock.h"
 #include "utils/snapshot.h"
 
+#include "compat.h"
+
 #define DDLN_EXTENSION_NAME		"ddl_notify"
 #define DDLN_SCHEMA_NAME		"ddl_notify"
 

@@ -97,6 +97,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -1489,7 +1490,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
 	 * transaction-level ones went with the commit): the worker holds none; a
 	 * session that called deliver() keeps its own, and then the handlers'.
 	 */
-	release_handler_locks = IsBackgroundWorker || !DdlnHoldsAdvisoryLocks();
+	release_handler_locks = DdlnAmBackgroundWorker() || !DdlnHoldsAdvisoryLocks();
 	/* the flag goes with the round, however it ends (a user's skip() after a failed CALL deliver() waits as usual) */
 	in_delivery_round = true;
 	PG_TRY();

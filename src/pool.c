@@ -56,6 +56,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
@@ -72,7 +73,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 #include "ddl_notify.h"
 #include "pool.h"
@@ -86,9 +89,7 @@ PG_FUNCTION_INFO_V1(worker_pool);
 DdlnShared *ddln_shared = NULL;
 HTAB	   *ddln_dbs = NULL;	/* DdlnDbEntry by dboid */
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* what this transaction's utility commands ask for at its end */
@@ -111,10 +112,8 @@ DdlnShmemSize(void)
 static void
 DdlnShmemRequest(void)
 {
-#if PG_VERSION_NUM >= 150000
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(DdlnShmemSize());
 	RequestNamedLWLockTranche("ddl_notify", 1);
 }
@@ -141,7 +140,7 @@ DdlnShmemStartup(void)
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(Oid);
 	info.entrysize = sizeof(DdlnDbEntry);
-	ddln_dbs = ShmemInitHash("ddl_notify databases", DDLN_MAX_DBS, DDLN_MAX_DBS,
+	ddln_dbs = DdlnShmemInitHash("ddl_notify databases", DDLN_MAX_DBS, DDLN_MAX_DBS,
 							 &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -150,12 +149,8 @@ DdlnShmemStartup(void)
 void
 DdlnWorkerShmemRequest(void)
 {
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = DdlnShmemRequest;
-#else
-	DdlnShmemRequest();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = DdlnShmemStartup;
 }
@@ -483,7 +478,7 @@ DdlnWakeWorkerAtCommit(void)
 static void
 DdlnStepAsideForExtension(void)
 {
-	if (!IsBackgroundWorker)
+	if (!DdlnAmBackgroundWorker())
 		(void) DdlnStopDatabaseWorker(MyDatabaseId);
 }
 

@@ -121,12 +121,12 @@ DdlnJudgePrivileges(Oid handler, Form_pg_proc proc, const char *fname,
 	const char *who = (how == DDLN_BIND_CHOSEN) ? "Subscribing needs" :
 		psprintf("The subscriber's owner \"%s\" needs", DdlnRoleName(owner));
 
-	if (DdlnSchemaAclCheck(proc->pronamespace, owner) != ACLCHECK_OK)
+	if (DdlnSchemaAclCheck(proc->pronamespace, owner, ACL_USAGE) != ACLCHECK_OK)
 		return DdlnRefuse(v, ERRCODE_INSUFFICIENT_PRIVILEGE,
 						  psprintf("permission denied for schema %s",
 								   get_namespace_name(proc->pronamespace)),
 						  psprintf("%s USAGE on the handler's schema.", who), NULL);
-	if (DdlnProcAclCheck(handler, owner) != ACLCHECK_OK)
+	if (DdlnProcAclCheck(handler, owner, ACL_EXECUTE) != ACLCHECK_OK)
 		return DdlnRefuse(v, ERRCODE_INSUFFICIENT_PRIVILEGE,
 						  how == DDLN_BIND_CHOSEN ?
 						  psprintf("permission denied for function %s", fname) :
