@@ -616,14 +616,24 @@ DdlnUnescape(const char *q, int len, int p, StringInfo val)
 /*
  * Past the closing quote at q[p - 1] of a quoted constant: the offset of
  * the quote that continues it, or -1.  scan.l's quotecontinue: horizontal
- * space, a newline, then any white space and -- comments each ended by a
- * newline, then a quote.
+ * space and -- comments, a newline, then any white space and -- comments
+ * each ended by a newline, then a quote.
  */
 static int
 DdlnContinuation(const char *q, int len, int p)
 {
-	while (p < len && DDLN_IS_HSPACE(q[p]))
-		p++;
+	for (;;)
+	{
+		if (p < len && DDLN_IS_HSPACE(q[p]))
+			p++;
+		else if (p + 1 < len && q[p] == '-' && q[p + 1] == '-')
+		{
+			while (p < len && !DDLN_IS_NEWLINE(q[p]))
+				p++;
+		}
+		else
+			break;
+	}
 	if (p >= len || !DDLN_IS_NEWLINE(q[p]))
 		return -1;
 	for (p++; p < len;)
@@ -822,7 +832,7 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 		else if (c == '$' && DDLN_IS_DIGIT(c1))
 		{
 			/* a parameter, $1 */
-			for (p++; p < len && DDLN_IS_IDCONT(q[p]); p++)
+			for (p++; p < len && DDLN_IS_DIGIT(q[p]); p++)
 				;
 			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
 		}
@@ -867,10 +877,26 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 		}
 		else if (DDLN_IS_DIGIT(c) || (c == '.' && DDLN_IS_DIGIT(c1)))
 		{
-			/* a number, with whatever letters the parser refuses after it */
-			while (p < len && (DDLN_IS_IDSTART(q[p]) || DDLN_IS_DIGIT(q[p]) ||
-							   q[p] == '.'))
+			/*
+			 * A number: digits, a fraction, an exponent.  What may follow
+			 * it (letters the parser refuses, 16's 0x1F and 1_000) begins
+			 * no quoted token here, so it is read as a word or an operator.
+			 */
+			while (p < len && DDLN_IS_DIGIT(q[p]))
 				p++;
+			if (p + 1 < len && q[p] == '.' && q[p + 1] != '.')
+				for (p++; p < len && DDLN_IS_DIGIT(q[p]); p++)
+					;
+			if (p < len && (q[p] == 'e' || q[p] == 'E'))
+			{
+				int			x = p + 1;
+
+				if (x < len && (q[x] == '+' || q[x] == '-'))
+					x++;
+				if (x < len && DDLN_IS_DIGIT(q[x]))
+					for (p = x; p < len && DDLN_IS_DIGIT(q[p]); p++)
+						;
+			}
 			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
 		}
 		else if (DDLN_IS_OPCHAR(c))
