@@ -11,11 +11,13 @@
 -- (test/mutations/redact_*.patch make the narrower changes):
 -- 1. "SET standard_conforming_strings = off; CREATE USER MAPPING ...
 --    OPTIONS (user 'a\', password '...')" sent as one string is parsed with
---    the setting on; the password is redacted, for the handler too.  And the
---    other way round (off when the string arrives, SET on inside it).
---    Catches: redaction with the settings in force when capture runs
---    (password stored, or the statement fails); reading one way only
---    (redact_one_reading.patch: the statement stored withheld).
+--    the setting on; the password is redacted, for the handler too.  Also the
+--    other way round (off when the string arrives, SET on inside it), and a
+--    shape that the setting of the moment scans without error but with the
+--    password outside any constant.  Catches: redaction with the settings in
+--    force when capture runs (0.1.0: the first statement failed with
+--    "unterminated quoted string", the third stored its password); reading
+--    one way only (redact_one_reading.patch: the second stored withheld).
 -- 2. Two valid CREATE SERVER statements of the same shape succeed: a
 --    backslash before the closing quote ("unterminated quoted string"
 --    before) and U&'...' ("unsafe use of string constant with Unicode
@@ -47,11 +49,17 @@ SELECT ddl_notify.subscribe('r_log', 'r_log(ddl_notify.event)') > 0 AS subscribe
 SELECT COALESCE(max(id), 0) AS before FROM ddl_notify.event \gset
 RESET client_min_messages;
 
--- 1. a SET in the same string takes effect for later strings only
+-- 1. a SET in the same string takes effect for later strings only (each
+-- line sets what it needs first: psql splits lines with the setting it knows)
 SET standard_conforming_strings = off \; CREATE USER MAPPING FOR regress_ddln_r_u SERVER regress_ddln_r_s OPTIONS (user 'a\', password 'hunter1');
 SHOW standard_conforming_strings;
-SET standard_conforming_strings = on \; ALTER USER MAPPING FOR regress_ddln_r_u SERVER regress_ddln_r_s OPTIONS (SET user 'b\'', SET password 'hunter2');
+SET standard_conforming_strings = off;
+SET standard_conforming_strings = on \; CREATE USER MAPPING FOR PUBLIC SERVER regress_ddln_r_s OPTIONS (user 'b\'', password 'hunter2');
 SHOW standard_conforming_strings;
+-- a shape the setting of the moment reads without error, the password outside any constant
+RESET standard_conforming_strings;
+SET standard_conforming_strings = off \; CREATE USER MAPPING FOR CURRENT_USER SERVER regress_ddln_r_s OPTIONS (user 'a\', password 'hunter13', note E'\'', x '');
+RESET standard_conforming_strings;
 
 -- 2. valid statements that redaction must not make fail
 SET standard_conforming_strings = off \; CREATE SERVER regress_ddln_r_s2 FOREIGN DATA WRAPPER regress_ddln_r_w OPTIONS (dir 'C:\');
