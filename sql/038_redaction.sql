@@ -29,12 +29,16 @@
 -- 4. Passwords in function bodies: dblink_connect's connection strings
 --    (keyword = value and URI), ALTER ROLE ... PASSWORD in the body and in
 --    EXECUTE'd strings (quoted and dollar-quoted), a password in a SQL
---    function's body, "secret := '...'", a body read both ways (a
---    backslash in it); a body redaction cannot read
---    (an open comment) is replaced whole; bodies that only mention a
---    password, with an apostrophe in a comment, are kept byte for byte.
---    Catches: not reading inside constants (redact_no_inner.patch); reading
---    them strictly (the kept bodies withheld).
+--    function's body, URIs with a password within a text and a comment,
+--    "secret := '...'", a body read both ways (a backslash in it); a body
+--    redaction cannot read (an open comment) is replaced whole; bodies that
+--    only mention a password, with an apostrophe in a comment, are kept
+--    byte for byte.  Catches: not reading inside constants
+--    (redact_no_inner.patch); reading them strictly (the kept bodies
+--    withheld).
+-- 5. A URI's password in a comment of the statement is redacted; the
+--    rest of the comment is kept.  Catches: URIs redacted only inside
+--    constants.
 -- Then: no stored text and no handler argument matches 'hunter'.
 --
 CREATE EXTENSION IF NOT EXISTS ddl_notify;
@@ -91,6 +95,9 @@ END';
 CREATE FUNCTION r_both() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE d text := 'C:\'; c text := 'host=h password=hunter12';
 BEGIN RETURN d || c; END $$;
+CREATE FUNCTION r_uri() RETURNS text LANGUAGE sql AS $$
+	SELECT 'fetch https://api:hunter14@example.com/v1 daily' -- or ftp://u:hunter15@h
+$$;
 CREATE FUNCTION r_sql() RETURNS text LANGUAGE sql AS $$SELECT 'host=h password=hunter10'::text$$;
 SET check_function_bodies = off;
 CREATE FUNCTION r_open() RETURNS void LANGUAGE plpgsql AS $$ /* password 'hunter11' $$;
@@ -103,6 +110,10 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION r_keep() IS 'the user''s password hash, not the password';
 
+-- 5. a URI in a comment
+COMMENT ON FUNCTION r_keep() IS 'kept' -- copied from postgresql://app:hunter16@db1/prod
+;
+
 SET client_min_messages = warning;
 SELECT command_tag, query FROM ddl_notify.event WHERE id > :before ORDER BY id;
 SELECT count(*) AS leaked FROM ddl_notify.event WHERE id > :before AND query ~ 'hunter';
@@ -110,7 +121,7 @@ CALL ddl_notify.deliver();
 SELECT count(*) AS handled, count(*) FILTER (WHERE query ~ 'hunter') AS leaked_to_handler FROM rlog;
 
 SELECT ddl_notify.unsubscribe('r_log');
-DROP FUNCTION r_body(), r_var(), r_both(), r_sql(), r_open(), r_keep(), r_log(ddl_notify.event);
+DROP FUNCTION r_body(), r_var(), r_both(), r_uri(), r_sql(), r_open(), r_keep(), r_log(ddl_notify.event);
 DROP TABLE rlog;
 DROP FOREIGN DATA WRAPPER regress_ddln_r_w CASCADE;
 DROP ROLE regress_ddln_r_u;

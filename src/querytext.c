@@ -13,8 +13,10 @@
  *	 spelled; an option, a role's PASSWORD, or "name = / := / => constant")
  *	 becomes '********'; a string constant that is a libpq connection
  *	 string, in keyword = value or URI form, keeps everything but its
- *	 password and sslpassword values.  Everything else, comments included,
- *	 is left byte for byte; a replaced constant spans exactly its own text.
+ *	 password and sslpassword values; the password of a URI
+ *	 (scheme://user:password@host) becomes ******** wherever it stands, in
+ *	 a comment too.  Everything else, comments included, is left byte for
+ *	 byte; a replaced constant spans exactly its own text.
  *	 A statement that cannot hold such a secret (cheap test first) is
  *	 returned as it is.
  * - Constants inside constants: a constant that may hold a secret and is
@@ -422,6 +424,56 @@ DdlnRedactConninfo(const char *v)
 			appendBinaryStringInfo(&out, val, p - val);
 	}
 	return redacted ? out.data : NULL;
+}
+
+/*
+ * "s" with the password of every URI in it replaced by ********
+ * (scheme://user:password@host...), wherever in the text the URI stands:
+ * NULL if it has none.  A URI's password is a secret by its place, whatever
+ * the text around it (a string in a body, a message, an HTTP address).
+ */
+static char *
+DdlnRedactUriPasswords(const char *s)
+{
+	StringInfoData out;
+	const char *copied = s;
+	const char *p = s;
+	bool		redacted = false;
+
+	initStringInfo(&out);
+	while ((p = strstr(p, "://")) != NULL)
+	{
+		const char *auth = p + 3;
+		size_t		authlen = strcspn(auth, "/?#'\" \t\n\r");
+		const char *at = NULL;
+		const char *colon;
+
+		/* a scheme before it: letters, digits, + - . */
+		if (p == s || !((p[-1] >= 'a' && p[-1] <= 'z') ||
+						(p[-1] >= 'A' && p[-1] <= 'Z') || DDLN_IS_DIGIT(p[-1]) ||
+						p[-1] == '+' || p[-1] == '-' || p[-1] == '.'))
+		{
+			p = auth;
+			continue;
+		}
+		for (const char *c = auth; c < auth + authlen; c++)
+			if (*c == '@')
+				at = c;
+		colon = at ? memchr(auth, ':', at - auth) : NULL;
+		if (colon != NULL &&
+			!(at - colon - 1 == 8 && strncmp(colon + 1, "********", 8) == 0))
+		{
+			appendBinaryStringInfo(&out, copied, colon + 1 - copied);
+			appendStringInfoString(&out, "********");
+			copied = at;
+			redacted = true;
+		}
+		p = auth + authlen;
+	}
+	if (!redacted)
+		return NULL;
+	appendStringInfoString(&out, copied);
+	return out.data;
 }
 
 /* "s" as a string constant that reads the same whatever the settings. */
@@ -1015,15 +1067,23 @@ DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
 			text = DdlnRequote(redacted, t);
 		else if (DdlnMayHoldSecret(value))
 		{
-			/* text inside a constant: a body, an EXECUTE'd string */
+			/*
+			 * text inside a constant (a body, an EXECUTE'd string): read as
+			 * SQL, then the passwords of the URIs left anywhere in it
+			 */
 			char	   *inner = NULL;
 
 			if (depth < DDLN_REDACT_DEPTH)
 				inner = DdlnRedactText(value, strlen(value), true, depth + 1);
 			if (inner == NULL)
 				text = name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
-			else if (inner != value)
-				text = DdlnRequote(inner, t);
+			else
+			{
+				if ((redacted = DdlnRedactUriPasswords(inner)) != NULL)
+					inner = redacted;
+				if (inner != value)
+					text = DdlnRequote(inner, t);
+			}
 		}
 		if (text != NULL)
 			DdlnAddEdit(edits, t->start, end, text);
@@ -1103,7 +1163,8 @@ DdlnRedactText(const char *q, int len, bool lenient, int depth)
  *	 SUBSCRIPTION ... CONNECTION, a conninfo option, dblink_connect's
  *	 argument), in keyword = value or URI form, keeps everything but its
  *	 password and sslpassword values;
- * - the same inside constants (function and DO bodies, EXECUTE'd strings).
+ * - the same inside constants (function and DO bodies, EXECUTE'd strings);
+ * - the password of any URI (scheme://user:password@host), wherever it is.
  * Escapes (E'\x70assword=...', U&'p\0061ssword=...', U&"p\0061ssword") are
  * decoded before anything is decided, and comments are not tokens: a
  * comment mentioning a password changes nothing around it.  Each constant
@@ -1115,13 +1176,18 @@ char *
 DdlnRedactSecrets(const char *query)
 {
 	char	   *result;
+	char	   *uris;
 
 	if (query == NULL)
 		return NULL;
 	if (!DdlnMayHoldSecret(query))
 		return (char *) query;
 	result = DdlnRedactText(query, strlen(query), false, 0);
-	return result ? result : pstrdup(DDLN_QUERY_WITHHELD);
+	if (result == NULL)
+		return pstrdup(DDLN_QUERY_WITHHELD);
+	/* a URI's password outside any constant too (in a comment) */
+	uris = DdlnRedactUriPasswords(result);
+	return uris ? uris : result;
 }
 
 /*
