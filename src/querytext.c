@@ -73,6 +73,7 @@
 
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "utils/memutils.h"
 
 #include "ddl_notify.h"
 
@@ -300,11 +301,13 @@ DdlnRedactConninfo(const char *v)
 	bool		redacted = false;
 	size_t		prefix = 0;
 
-	initStringInfo(&out);
 	if (pg_strncasecmp(v, "postgresql://", 13) == 0)
 		prefix = 13;
 	else if (pg_strncasecmp(v, "postgres://", 11) == 0)
 		prefix = 11;
+	else if (strstr(v, "password") == NULL)
+		return NULL;			/* libpq's keywords have no escapes */
+	initStringInfo(&out);
 	if (prefix > 0)
 	{
 		const char *auth = v + prefix;
@@ -440,6 +443,8 @@ DdlnRedactUriPasswords(const char *s)
 	const char *p = s;
 	bool		redacted = false;
 
+	if (strstr(s, "://") == NULL)
+		return NULL;
 	initStringInfo(&out);
 	while ((p = strstr(p, "://")) != NULL)
 	{
@@ -518,6 +523,7 @@ static char *
 DdlnRequote(const char *s, const DdlnToken *t)
 {
 	StringInfoData out;
+	char	   *result;
 
 	initStringInfo(&out);
 	if (t->kind == DDLN_TK_QIDENT || t->kind == DDLN_TK_UIDENT)
@@ -536,7 +542,10 @@ DdlnRequote(const char *s, const DdlnToken *t)
 	}
 	else
 		DdlnAppendLiteral(&out, s);
-	return out.data;
+	/* many constants may be rewritten: give the buffer back */
+	result = pstrdup(out.data);
+	pfree(out.data);
+	return result;
 }
 
 static void
@@ -794,14 +803,15 @@ static bool
 DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 {
 	int			p = 0;
+	StringInfoData val;			/* a quoted token's value, copied out */
 
+	initStringInfo(&val);
 	while (p < len)
 	{
 		char		c = q[p];
 		char		c1 = (p + 1 < len) ? q[p + 1] : '\0';
 		char		c2 = (p + 2 < len) ? q[p + 2] : '\0';
 		int			start = p;
-		StringInfoData val;
 
 		if (DDLN_IS_SPACE(c))
 		{
@@ -830,7 +840,7 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 			continue;
 		}
 
-		initStringInfo(&val);
+		resetStringInfo(&val);
 		if (c == '\'' ||
 			((c == 'e' || c == 'E' || c == 'n' || c == 'N') && c1 == '\''))
 		{
@@ -842,7 +852,8 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 				p++;
 			if (!DdlnLexQuoted(q, len, &p, how, lenient, &val))
 				return false;
-			DdlnAddToken(toks, DDLN_TK_STRING, start, p, val.data, NULL);
+			DdlnAddToken(toks, DDLN_TK_STRING, start, p,
+						 pnstrdup(val.data, val.len), NULL);
 		}
 		else if ((c == 'b' || c == 'B' || c == 'x' || c == 'X') && c1 == '\'')
 		{
@@ -859,20 +870,23 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 			p += 2;
 			if (!DdlnLexQuoted(q, len, &p, DDLN_Q_PLAIN, lenient, &val))
 				return false;
-			DdlnAddToken(toks, DDLN_TK_USTRING, start, p, val.data, NULL);
+			DdlnAddToken(toks, DDLN_TK_USTRING, start, p,
+						 pnstrdup(val.data, val.len), NULL);
 		}
 		else if ((c == 'u' || c == 'U') && c1 == '&' && c2 == '"')
 		{
 			p += 2;
 			if (!DdlnLexQuotedName(q, len, &p, lenient, &val))
 				return false;
-			DdlnAddToken(toks, DDLN_TK_UIDENT, start, p, val.data, NULL);
+			DdlnAddToken(toks, DDLN_TK_UIDENT, start, p,
+						 pnstrdup(val.data, val.len), NULL);
 		}
 		else if (c == '"')
 		{
 			if (!DdlnLexQuotedName(q, len, &p, lenient, &val))
 				return false;
-			DdlnAddToken(toks, DDLN_TK_QIDENT, start, p, val.data, NULL);
+			DdlnAddToken(toks, DDLN_TK_QIDENT, start, p,
+						 pnstrdup(val.data, val.len), NULL);
 		}
 		else if (DDLN_IS_IDSTART(c))
 		{
@@ -919,7 +933,8 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 				else
 					p = e + dlen;
 				appendBinaryStringInfo(&val, q + b, e - b);
-				DdlnAddToken(toks, DDLN_TK_STRING, start, p, val.data, delim);
+				DdlnAddToken(toks, DDLN_TK_STRING, start, p,
+							 pnstrdup(val.data, val.len), delim);
 			}
 			else
 			{
@@ -1175,6 +1190,8 @@ DdlnRedactText(const char *q, int len, bool lenient, int depth)
 char *
 DdlnRedactSecrets(const char *query)
 {
+	MemoryContext work;
+	MemoryContext caller;
 	char	   *result;
 	char	   *uris;
 
@@ -1182,12 +1199,21 @@ DdlnRedactSecrets(const char *query)
 		return NULL;
 	if (!DdlnMayHoldSecret(query))
 		return (char *) query;
+
+	/* tokens and values of every level, freed at once */
+	work = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify redaction",
+								 ALLOCSET_DEFAULT_SIZES);
+	caller = MemoryContextSwitchTo(work);
 	result = DdlnRedactText(query, strlen(query), false, 0);
+	if (result != NULL && (uris = DdlnRedactUriPasswords(result)) != NULL)
+		result = uris;			/* a URI's password outside any constant */
+	MemoryContextSwitchTo(caller);
 	if (result == NULL)
-		return pstrdup(DDLN_QUERY_WITHHELD);
-	/* a URI's password outside any constant too (in a comment) */
-	uris = DdlnRedactUriPasswords(result);
-	return uris ? uris : result;
+		result = pstrdup(DDLN_QUERY_WITHHELD);
+	else if (result != query)
+		result = pstrdup(result);
+	MemoryContextDelete(work);
+	return result;
 }
 
 /*
