@@ -105,18 +105,38 @@ typedef struct DdlnToken
 	DdlnTokKind kind;
 	int			start;			/* offset of its first byte */
 	int			end;			/* offset past its last byte */
-	char	   *value;			/* WORD, OTHER operator: as written; quoted
-								 * names and constants: the value (U& ones
-								 * with their escapes still in); else NULL */
+	char	   *value;			/* quoted names and constants: the value (U&
+								 * ones with their escapes still in); else
+								 * NULL (a word is read from the text) */
 	char	   *dollar;			/* a dollar-quoted constant's delimiter */
 } DdlnToken;
 
 typedef struct DdlnTokens
 {
+	const char *q;				/* the text they are read from */
 	DdlnToken  *t;
 	int			n;
 	int			max;
 } DdlnTokens;
+
+/*
+ * What reading a constant as SQL text gave (DdlnRedactText), kept by the
+ * first reading of a text for the second: both see most constants alike.
+ */
+typedef struct DdlnInner
+{
+	int			start;
+	int			end;
+	const char *value;
+	char	   *inner;
+} DdlnInner;
+
+typedef struct DdlnInners
+{
+	DdlnInner  *e;
+	int			n;
+	int			max;
+} DdlnInners;
 
 /* One replacement of the bytes [start, end) of a text. */
 typedef struct DdlnEdit
@@ -805,6 +825,7 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 	int			p = 0;
 	StringInfoData val;			/* a quoted token's value, copied out */
 
+	toks->q = q;
 	initStringInfo(&val);
 	while (p < len)
 	{
@@ -892,8 +913,7 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 		{
 			while (p < len && DDLN_IS_IDCONT(q[p]))
 				p++;
-			DdlnAddToken(toks, DDLN_TK_WORD, start, p,
-						 pnstrdup(q + start, p - start), NULL);
+			DdlnAddToken(toks, DDLN_TK_WORD, start, p, NULL, NULL);
 		}
 		else if (c == '$' && DDLN_IS_DIGIT(c1))
 		{
@@ -973,8 +993,7 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 				if ((q[p] == '-' && p + 1 < len && q[p + 1] == '-') ||
 					(q[p] == '/' && p + 1 < len && q[p + 1] == '*'))
 					break;
-			DdlnAddToken(toks, DDLN_TK_OTHER, start, p,
-						 pnstrdup(q + start, p - start), NULL);
+			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
 		}
 		else
 		{
@@ -985,13 +1004,23 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 	return true;
 }
 
+/* Is token i (a word or an operator) "w", in any case? */
+static bool
+DdlnTokenIs(const DdlnTokens *toks, int i, DdlnTokKind kind, const char *w)
+{
+	const DdlnToken *t = &toks->t[i];
+	int			len = strlen(w);
+
+	return t->kind == kind && t->end - t->start == len &&
+		pg_strncasecmp(toks->q + t->start, w, len) == 0;
+}
+
 /* Is token i a U& token's UESCAPE 'c' clause's start (UESCAPE, then 'c')? */
 static bool
 DdlnIsUescapeClause(const DdlnTokens *toks, int i)
 {
 	return i + 1 < toks->n &&
-		toks->t[i].kind == DDLN_TK_WORD &&
-		pg_strcasecmp(toks->t[i].value, "uescape") == 0 &&
+		DdlnTokenIs(toks, i, DDLN_TK_WORD, "uescape") &&
 		toks->t[i + 1].kind == DDLN_TK_STRING &&
 		toks->t[i + 1].dollar == NULL &&
 		toks->t[i + 1].value[0] != '\0';
@@ -1020,9 +1049,9 @@ DdlnNameBefore(const DdlnTokens *toks, int i)
 	int			j = i - 1;
 	const DdlnToken *t;
 
-	if (j >= 0 && toks->t[j].kind == DDLN_TK_OTHER && toks->t[j].value != NULL &&
-		(strcmp(toks->t[j].value, "=") == 0 || strcmp(toks->t[j].value, ":=") == 0 ||
-		 strcmp(toks->t[j].value, "=>") == 0))
+	if (j >= 0 && (DdlnTokenIs(toks, j, DDLN_TK_OTHER, "=") ||
+				   DdlnTokenIs(toks, j, DDLN_TK_OTHER, ":=") ||
+				   DdlnTokenIs(toks, j, DDLN_TK_OTHER, "=>")))
 		j--;
 	if (j >= 2 && toks->t[j - 2].kind == DDLN_TK_UIDENT &&
 		DdlnIsUescapeClause(toks, j - 1))
@@ -1033,6 +1062,7 @@ DdlnNameBefore(const DdlnTokens *toks, int i)
 	switch (t->kind)
 	{
 		case DDLN_TK_WORD:
+			return pnstrdup(toks->q + t->start, t->end - t->start);
 		case DDLN_TK_QIDENT:
 			return t->value;
 		case DDLN_TK_UIDENT:
@@ -1043,15 +1073,66 @@ DdlnNameBefore(const DdlnTokens *toks, int i)
 }
 
 /*
+ * A constant's value read as SQL text (DdlnRedactText one level deeper),
+ * taken from "inners" when the other reading of the same text read the same
+ * constant, else read and added there.
+ */
+static char *
+DdlnInnerText(DdlnInners *inners, const DdlnToken *t, const char *value,
+			  int depth)
+{
+	int			lo = 0;
+	int			hi = inners->n - 1;
+	char	   *inner;
+
+	/* the first reading adds them in order of their start */
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		DdlnInner  *e = &inners->e[mid];
+
+		if (e->start == t->start)
+		{
+			if (e->end == t->end && strcmp(e->value, value) == 0)
+				return e->inner;
+			break;
+		}
+		if (e->start < t->start)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	inner = DdlnRedactText(value, strlen(value), true, depth + 1);
+	if (inners->n == 0 || inners->e[inners->n - 1].start < t->start)
+	{
+		if (inners->n == inners->max)
+		{
+			inners->max = Max(inners->max * 2, 16);
+			inners->e = inners->e ?
+				repalloc(inners->e, sizeof(DdlnInner) * inners->max) :
+				palloc(sizeof(DdlnInner) * inners->max);
+		}
+		inners->e[inners->n].start = t->start;
+		inners->e[inners->n].end = t->end;
+		inners->e[inners->n].value = value;
+		inners->e[inners->n].inner = inner;
+		inners->n++;
+	}
+	return inner;
+}
+
+/*
  * One reading of the text q[0, len) (standard_conforming_strings "scs"):
  * the replacements it asks for added to "edits".  False if the text cannot
- * be read so (DdlnLex).  "depth": how many constants the text is inside.
+ * be read so (DdlnLex).  "depth": how many constants the text is inside;
+ * "inners": what reading its constants as SQL text gave, shared by the two
+ * readings.
  */
 static bool
 DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
-				 DdlnEdits *edits)
+				 DdlnEdits *edits, DdlnInners *inners)
 {
-	DdlnTokens	toks = {NULL, 0, 0};
+	DdlnTokens	toks = {NULL, NULL, 0, 0};
 
 	if (!DdlnLex(q, len, scs, lenient, &toks))
 		return false;
@@ -1089,7 +1170,7 @@ DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
 			char	   *inner = NULL;
 
 			if (depth < DDLN_REDACT_DEPTH)
-				inner = DdlnRedactText(value, strlen(value), true, depth + 1);
+				inner = DdlnInnerText(inners, t, value, depth);
 			if (inner == NULL)
 				text = name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
 			else
@@ -1130,15 +1211,16 @@ static char *
 DdlnRedactText(const char *q, int len, bool lenient, int depth)
 {
 	DdlnEdits	edits = {NULL, 0, 0};
+	DdlnInners	inners = {NULL, 0, 0};
 	bool		on;
 	bool		off = false;
 	StringInfoData out;
 	int			copied = 0;
 
-	on = DdlnReadingEdits(q, len, true, lenient, depth, &edits);
+	on = DdlnReadingEdits(q, len, true, lenient, depth, &edits, &inners);
 	/* without a backslash the readings differ only in refusing U&'' */
 	if (memchr(q, '\\', len) != NULL)
-		off = DdlnReadingEdits(q, len, false, lenient, depth, &edits);
+		off = DdlnReadingEdits(q, len, false, lenient, depth, &edits, &inners);
 	if (!on && !off)
 		return NULL;
 	if (edits.n == 0)

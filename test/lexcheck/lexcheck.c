@@ -106,7 +106,7 @@ LexcheckCore(const char *q, bool scs, bool *unterminated)
 static char *
 LexcheckOurs(const char *q, bool scs)
 {
-	DdlnTokens	toks = {NULL, 0, 0};
+	DdlnTokens	toks = {NULL, NULL, 0, 0};
 	StringInfoData out;
 
 	if (!DdlnLex(q, strlen(q), scs, false, &toks))
