@@ -9,10 +9,13 @@
  *
  * Rules kept here:
  * - Test code only, never built into the extension.  It includes
- *	 querytext.c itself, to reach its static functions, and the parser's
- *	 gramparse.h, which PostgreSQL installs up to 15 only: the check runs
- *	 where that header is (run.sh skips elsewhere).  What the check protects
- *	 is version-independent: querytext.c includes no parser header.
+ *	 querytext.c itself, to reach its static functions.
+ * - It builds on every supported version: no gram.h or gramparse.h (not
+ *	 installed from PostgreSQL 16 on).  PostgreSQL 19's scanner has no
+ *	 standard_conforming_strings = off (nor escape_string_warning): there
+ *	 only the "on" reading is compared (LEXCHECK_SCS_OFF).  The core scanner's token codes for
+ *	 a constant and a quoted name are learnt at the first call, by scanning
+ *	 one of each; the keyword table is the server's own ScanKeywordTokens.
  * - The core scanner runs with backslash_quote on and escape_string_warning
  *	 off, as a parse that succeeded saw no error from them; its errors are
  *	 caught here (a test harness may; the extension never does).
@@ -23,9 +26,10 @@
  */
 #include "querytext.c"
 
+#include "common/keywords.h"
 #include "fmgr.h"
-#include "parser/gramparse.h"
 #include "parser/parser.h"
+#include "parser/scanner.h"
 #include "utils/builtins.h"
 
 PG_MODULE_MAGIC;
@@ -35,6 +39,59 @@ int			ddln_max_query_length = -1;
 
 /* flex's accessor of the scanner's current token text, in no header */
 extern char *core_yyget_text(core_yyscan_t yyscanner);
+
+/* Can the core scanner read with standard_conforming_strings off? */
+#if PG_VERSION_NUM >= 190000
+#define LEXCHECK_SCS_OFF 0
+#else
+#define LEXCHECK_SCS_OFF 1
+#endif
+
+/* the server's keyword token codes (declared in gramparse.h, not installed) */
+extern PGDLLIMPORT const uint16 ScanKeywordTokens[];
+
+/* the core scanner's codes of the tokens compared, learnt by LexcheckCodes */
+static int	lexcheck_sconst = -1;
+static int	lexcheck_usconst = -1;
+static int	lexcheck_ident = -1;
+static int	lexcheck_uident = -1;
+
+/* The code of the first token of "q", scanned with the settings as they are. */
+static int
+LexcheckFirstCode(const char *q)
+{
+	core_yy_extra_type extra;
+	core_YYSTYPE lval;
+	YYLTYPE		loc;
+	core_yyscan_t scanner;
+	int			tok;
+
+	scanner = scanner_init(q, &extra, &ScanKeywords, ScanKeywordTokens);
+	tok = core_yylex(&lval, &loc, scanner);
+	scanner_finish(scanner);
+	return tok;
+}
+
+static void
+LexcheckCodes(void)
+{
+#if LEXCHECK_SCS_OFF
+	bool		save_scs = standard_conforming_strings;
+#endif
+
+	if (lexcheck_sconst >= 0)
+		return;
+#if LEXCHECK_SCS_OFF
+	standard_conforming_strings = true;
+#endif
+	lexcheck_sconst = LexcheckFirstCode("'a'");
+	lexcheck_usconst = LexcheckFirstCode("U&'a'");
+	lexcheck_ident = LexcheckFirstCode("\"a\"");
+	lexcheck_uident = LexcheckFirstCode("U&\"a\"");
+#if LEXCHECK_SCS_OFF
+	standard_conforming_strings = save_scs;
+#endif
+}
 
 /*
  * The core scanner's constants and quoted names of "q", one "start:end:value"
@@ -58,15 +115,17 @@ LexcheckCore(const char *q, bool scs, bool *unterminated)
 		core_yy_extra_type extra;
 		core_YYSTYPE lval;
 		YYLTYPE		loc;
+#if LEXCHECK_SCS_OFF
 		bool		save_scs = standard_conforming_strings;
-		int			save_bq = backslash_quote;
 
 		standard_conforming_strings = scs;
-		backslash_quote = BACKSLASH_QUOTE_ON;
+#endif
 		scanner = scanner_init(q, &extra, &ScanKeywords, ScanKeywordTokens);
+#if LEXCHECK_SCS_OFF
 		standard_conforming_strings = save_scs;
-		backslash_quote = save_bq;
 		extra.escape_string_warning = false;
+#endif
+		extra.backslash_quote = BACKSLASH_QUOTE_ON;
 		for (;;)
 		{
 			int			tok = core_yylex(&lval, &loc, scanner);
@@ -74,14 +133,15 @@ LexcheckCore(const char *q, bool scs, bool *unterminated)
 
 			if (tok == 0)
 				break;
-			if (tok != SCONST && tok != USCONST && tok != UIDENT &&
-				!(tok == IDENT && q[loc] == '"'))
+			if (tok != lexcheck_sconst && tok != lexcheck_usconst &&
+				tok != lexcheck_uident &&
+				!(tok == lexcheck_ident && q[loc] == '"'))
 				continue;
 			/* just past a quoted constant; at a dollar-quoted one's end */
 			at = core_yyget_text(scanner) - extra.scanbuf;
 			if (q[loc] == '$')
 				at += (strchr(q + loc + 1, '$') - (q + loc)) + 1;
-			if (tok == IDENT || tok == UIDENT)
+			if (tok == lexcheck_ident || tok == lexcheck_uident)
 				at = -1;
 			appendStringInfo(&out, "%d:%d:%s\n", loc, Min(at, len), lval.str);
 		}
@@ -155,9 +215,15 @@ lexcheck_compare(PG_FUNCTION_ARGS)
 	char	   *q = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		scs = PG_GETARG_BOOL(1);
 	bool		unterminated;
-	char	   *core = LexcheckCore(q, scs, &unterminated);
-	char	   *ours = LexcheckOurs(q, scs);
+	char	   *core;
+	char	   *ours;
 	const char *r;
+
+	LexcheckCodes();
+	if (!scs && !LEXCHECK_SCS_OFF)
+		PG_RETURN_TEXT_P(cstring_to_text("not compared"));
+	core = LexcheckCore(q, scs, &unterminated);
+	ours = LexcheckOurs(q, scs);
 
 	if (core == NULL && !unterminated)
 		r = "not compared";

@@ -14,9 +14,9 @@
 # differs (the first ones are printed).
 #
 # Rules:
-# - Needs parser/gramparse.h, installed by PostgreSQL 15 and earlier only:
-#   elsewhere it says so and exits 0.  querytext.c itself includes no parser
-#   header; this check is how its lexer is held to scan.l.
+# - Runs on every supported version (lexcheck.c needs no parser header
+#   beyond scanner.h); this check is how querytext.c's lexer is held to each
+#   version's scan.l.
 # - Installs nothing: the module is loaded by its path, the cluster and the
 #   build live in a mktemp directory removed at exit.
 set -euo pipefail
@@ -28,10 +28,6 @@ maxatoms=${2:-12}
 seed=${3:-1}
 
 pg_paths
-if [[ ! -f $("$PG_CONFIG" --includedir-server)/parser/gramparse.h ]]; then
-	echo "lexcheck: skipped (parser/gramparse.h is not installed with PostgreSQL $PG_MAJOR)"
-	exit 0
-fi
 unset_pg_env
 user=$(pg_run_user)
 work=$(mktemp -d /tmp/ddln_lexcheck.XXXXXX)
