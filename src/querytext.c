@@ -39,6 +39,7 @@
  *	 other settings), needs no keyword list and includes none of the
  *	 parser's headers (gram.h and gramparse.h are not installed from
  *	 PostgreSQL 16 on), so it reads the same on every supported version.
+ *	 test/lexcheck/run.sh holds it to each version's own scanner.
  * - Which settings did the parser use?  Only standard_conforming_strings
  *	 changes where a constant ends (backslash_quote and
  *	 escape_string_warning only decide whether the scanner complains).  The
@@ -54,6 +55,12 @@
  *	 secret is redacted, and where the two disagree about the same bytes,
  *	 the union of both spans becomes '********'.  A redaction is never
  *	 missed for not knowing the setting; at worst a few more bytes go.
+ *	 (PostgreSQL 19 has no standard_conforming_strings = off: there the
+ *	 second reading is never the parser's and can only add redactions; the
+ *	 code is the same on every version.)  Knowing the setting instead would
+ *	 mean recording it wherever a text is scanned (each query string, each
+ *	 prepared statement, each function's first call), which no single
+ *	 hook sees.
  * - Fails closed: a statement neither reading can scan (it was parsed, so
  *	 this means redaction misread it) is stored as DDLN_QUERY_WITHHELD,
  *	 never as written.
