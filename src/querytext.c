@@ -216,6 +216,24 @@ DdlnHexValue(char c)
 	return -1;
 }
 
+/* Code point "c" in the database encoding, '?' where it has none. */
+static void
+DdlnAppendCodePoint(StringInfo out, pg_wchar c)
+{
+	if (c > 0 && c < 0x80)
+		appendStringInfoChar(out, (char) c);
+	else if (GetDatabaseEncoding() == PG_UTF8 && c > 0 &&
+			 is_valid_unicode_codepoint(c))
+	{
+		unsigned char buf[8];
+
+		unicode_to_utf8(c, buf);
+		appendBinaryStringInfo(out, (char *) buf, pg_utf_mblen(buf));
+	}
+	else
+		appendStringInfoChar(out, '?');
+}
+
 /*
  * The value of a U&'...' constant or U&"..." identifier (the scanner leaves
  * its escapes to the grammar): \XXXX and \+XXXXXX with "esc" for the
@@ -227,7 +245,6 @@ static char *
 DdlnDecodeUnicode(const char *s, char esc)
 {
 	StringInfoData out;
-	bool		utf8 = (GetDatabaseEncoding() == PG_UTF8);
 
 	initStringInfo(&out);
 	while (*s)
@@ -268,17 +285,7 @@ DdlnDecodeUnicode(const char *s, char esc)
 			continue;
 		}
 		s = p + ndigits;
-		if (c > 0 && c < 0x80)
-			appendStringInfoChar(&out, (char) c);
-		else if (utf8 && is_valid_unicode_codepoint(c))
-		{
-			unsigned char buf[8];
-
-			unicode_to_utf8(c, buf);
-			appendBinaryStringInfo(&out, (char *) buf, pg_utf_mblen(buf));
-		}
-		else
-			appendStringInfoChar(&out, '?');
+		DdlnAppendCodePoint(&out, c);
 	}
 	return out.data;
 }
@@ -608,24 +615,6 @@ DdlnAddEdit(DdlnEdits *edits, int start, int end, const char *text)
 	edits->e[edits->n].end = end;
 	edits->e[edits->n].text = text;
 	edits->n++;
-}
-
-/* Code point "c" in the database encoding, '?' where it has none. */
-static void
-DdlnAppendCodePoint(StringInfo out, pg_wchar c)
-{
-	if (c > 0 && c < 0x80)
-		appendStringInfoChar(out, (char) c);
-	else if (GetDatabaseEncoding() == PG_UTF8 && c > 0 &&
-			 is_valid_unicode_codepoint(c))
-	{
-		unsigned char buf[8];
-
-		unicode_to_utf8(c, buf);
-		appendBinaryStringInfo(out, (char *) buf, pg_utf_mblen(buf));
-	}
-	else
-		appendStringInfoChar(out, '?');
 }
 
 /*
