@@ -1135,13 +1135,14 @@ DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
 	for (int i = 0; i < toks.n; i++)
 	{
 		DdlnToken  *t = &toks.t[i];
-		bool		name = (t->kind == DDLN_TK_QIDENT || t->kind == DDLN_TK_UIDENT);
+		bool		is_name = (t->kind == DDLN_TK_QIDENT ||
+								t->kind == DDLN_TK_UIDENT);
 		int			end = t->end;
 		char	   *value = t->value;
 		char	   *redacted;
 		const char *text = NULL;
 
-		if (!name && t->kind != DDLN_TK_STRING && t->kind != DDLN_TK_USTRING)
+		if (!is_name && t->kind != DDLN_TK_STRING && t->kind != DDLN_TK_USTRING)
 			continue;
 		if (t->kind == DDLN_TK_USTRING || t->kind == DDLN_TK_UIDENT)
 		{
@@ -1154,7 +1155,7 @@ DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
 			}
 		}
 		if (DdlnIsSecretName(DdlnNameBefore(&toks, t - toks.t)))
-			text = name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
+			text = is_name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
 		else if ((redacted = DdlnRedactConninfo(value)) != NULL)
 			text = DdlnRequote(redacted, t);
 		else if (DdlnMayHoldSecret(value))
@@ -1168,7 +1169,7 @@ DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
 			if (depth < DDLN_REDACT_DEPTH)
 				inner = DdlnInnerText(inners, t, value, depth);
 			if (inner == NULL)
-				text = name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
+				text = is_name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
 			else
 			{
 				if ((redacted = DdlnRedactUriPasswords(inner)) != NULL)
