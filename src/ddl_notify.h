@@ -199,8 +199,13 @@ extern void DdlnMarkHandled(const char *subname, int32 slot,
 extern void DdlnPurge(void);
 
 /* failure.c: whose error it is, and its capped copy (deliver.c only) */
+#define DDLN_HANDLER_GRACE_MAX_MS	1000	/* cancel to end of process */
 extern volatile sig_atomic_t ddln_handler_timed_out;
+extern volatile sig_atomic_t ddln_handler_in_call;
+extern volatile sig_atomic_t ddln_handler_killed;
+extern int	DdlnHandlerGraceMs(void);
 extern void DdlnHandlerTimeoutHandler(void);
+extern void DdlnHandlerKillHandler(void);
 extern bool DdlnErrorIsDeliverers(ErrorData *edata);
 extern ErrorData *DdlnCopyErrorCapped(MemoryContext into);
 
@@ -226,7 +231,25 @@ extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
 extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid);
 
 /* pool.c */
+
+/*
+ * A handler call that ddl_notify.handler_timeout ended by ending its
+ * process (failure.c): kept in shared memory until the next deliverer of
+ * the database counts it as a failed attempt (deliver.c).
+ */
+typedef struct DdlnEndedCall
+{
+	Oid			dboid;
+	int32		subscriber;		/* subscriber.id */
+	DdlnEventKey event;			/* the event it was called for */
+	int			timeout_ms;		/* ddl_notify.handler_timeout then */
+	int			grace_ms;
+	bool		worker;			/* a pool worker, else a session's CALL */
+} DdlnEndedCall;
+
 extern void DdlnWorkerShmemRequest(void);
+extern bool DdlnKeepEndedCall(const DdlnEndedCall *call);
+extern bool DdlnTakeEndedCall(Oid dboid, int32 subscriber, DdlnEndedCall *call);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
 extern void DdlnWakeWorkerAtCommit(void);
 extern void DdlnRequestRetry(Oid dboid, TimestampTz at);

@@ -313,6 +313,14 @@ static DdlnQuery q_dead_letter = {
 	7, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, XID8OID, INT8OID}
 };
 
+/* Is the event still pending for the subscriber (slot $3)? */
+static DdlnQuery q_still_pending = {
+	"SELECT 1 FROM ddl_notify.event e "
+	"WHERE e.id OPERATOR(pg_catalog.=) $1 AND e.xid OPERATOR(pg_catalog.=) $2 "
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERATOR(pg_catalog.=) 0",
+	3, {INT8OID, XID8OID, INT4OID}
+};
+
 static DdlnQuery q_after_dead_letter = {
 	"UPDATE ddl_notify.subscriber SET attempts = 0, failing_event = NULL, "
 	"  next_retry_at = NULL, dead_letters = dead_letters OPERATOR(pg_catalog.+) 1 "
@@ -371,6 +379,15 @@ static bool release_handler_locks = true;
 static bool in_delivery_round = false;
 static bool handler_timeout_registered = false;
 static TimeoutId handler_timeout_id;
+static TimeoutId handler_kill_id;
+
+/*
+ * The handler call in progress, for the note the process leaves if the
+ * handler timeout ends it (DdlnHandlerKilledAtExit).  Plain stores into
+ * process memory around each call: the per-call cost of the rule.
+ */
+static DdlnEndedCall current_call;
+static const char *current_call_name;	/* its subscriber's name */
 
 static int
 DdlnCompareInt64(const void *a, const void *b)
@@ -644,10 +661,70 @@ DdlnPurge(void)
 }
 
 /*
- * Call one subscriber's handler for one event, as the subscriber's owner.
+ * On the way out of a process the handler timeout ended (failure.c): say so,
+ * and leave the note of the call in shared memory for the next deliverer of
+ * the database to count (pool.c).  A before_shmem_exit callback, so it runs
+ * before a pool worker gives its slot up.
  */
 static void
-DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
+DdlnHandlerKilledAtExit(int code, Datum arg)
+{
+	bool		kept;
+
+	if (!ddln_handler_killed)
+		return;
+	ddln_handler_killed = false;
+	kept = DdlnKeepEndedCall(&current_call);
+	ereport(LOG,
+			(errcode(ERRCODE_QUERY_CANCELED),
+			 errmsg("ddl_notify: handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms) and did not return within %d ms of its cancel; the %s was ended",
+					current_call_name, current_call.timeout_ms,
+					current_call.grace_ms, current_call.worker ? "worker" : "session"),
+			 kept ? errdetail("The call on event %lld counts as a failed attempt of the subscriber.",
+							  (long long) current_call.event.id) :
+			 errdetail("The call on event %lld could not be counted as a failed attempt: ddl_notify is not in shared_preload_libraries, or too many ended calls wait to be counted already.",
+					   (long long) current_call.event.id)));
+}
+
+/* The handler timeout and its second stage, registered once per backend. */
+static void
+DdlnRegisterHandlerTimeout(void)
+{
+	if (handler_timeout_registered)
+		return;
+	handler_timeout_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerTimeoutHandler);
+	handler_kill_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerKillHandler);
+	before_shmem_exit(DdlnHandlerKilledAtExit, (Datum) 0);
+	handler_timeout_registered = true;
+}
+
+/* Disarm the handler timeout (both stages), if armed. */
+static void
+DdlnDisableHandlerTimeout(void)
+{
+	DisableTimeoutParams t[2];
+
+	ddln_handler_in_call = false;
+	if (!handler_timeout_registered)
+		return;
+	t[0].id = handler_timeout_id;
+	t[0].keep_indicator = false;
+	t[1].id = handler_kill_id;
+	t[1].keep_indicator = false;
+	disable_timeouts(t, 2);
+}
+
+/*
+ * Call one subscriber's handler for one event, as the subscriber's owner.
+ *
+ * The call is bounded by ddl_notify.handler_timeout whatever the handler
+ * does (failure.c): a cancel at the timeout, the end of the process if the
+ * call still runs DdlnHandlerGraceMs() later, and a call that returns after
+ * its cancel (it trapped it) fails all the same.
+ */
+static void
+DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
+				const DdlnEventKey *key)
 {
 	LOCAL_FCINFO(fcinfo, 1);
 	Oid			save_userid;
@@ -667,13 +744,27 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 
 	if (ddln_handler_timeout > 0)
 	{
-		if (!handler_timeout_registered)
-		{
-			handler_timeout_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerTimeoutHandler);
-			handler_timeout_registered = true;
-		}
+		EnableTimeoutParams t[2];
+
+		DdlnRegisterHandlerTimeout();
+		current_call.dboid = MyDatabaseId;
+		current_call.subscriber = sub->id;
+		current_call.event = *key;
+		current_call.timeout_ms = ddln_handler_timeout;
+		current_call.grace_ms = DdlnHandlerGraceMs();
+		current_call.worker = IsBackgroundWorker;
+		current_call_name = sub->name;
 		ddln_handler_timed_out = false;
-		enable_timeout_after(handler_timeout_id, ddln_handler_timeout);
+		ddln_handler_in_call = true;
+		t[0].id = handler_timeout_id;
+		t[0].type = TMPARAM_AFTER;
+		t[0].delay_ms = ddln_handler_timeout;
+		t[1].id = handler_kill_id;
+		t[1].type = TMPARAM_AFTER;
+		/* no overflow: both are at most INT_MAX, and the grace the smaller */
+		t[1].delay_ms = ddln_handler_timeout > INT_MAX - current_call.grace_ms ?
+			INT_MAX : ddln_handler_timeout + current_call.grace_ms;
+		enable_timeouts(t, 2);
 	}
 
 	InitFunctionCallInfoData(*fcinfo, flinfo, 1, InvalidOid, NULL, NULL);
@@ -682,7 +773,20 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 	(void) FunctionCallInvoke(fcinfo);
 
 	if (ddln_handler_timeout > 0)
-		disable_timeout(handler_timeout_id, false);
+	{
+		DdlnDisableHandlerTimeout();
+
+		/*
+		 * The handler trapped the cancel and returned: the call still ran
+		 * past the timeout, and fails as a cancelled one does (PG_CATCH in
+		 * DdlnRunBatch words the message).
+		 */
+		if (ddln_handler_timed_out)
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling statement due to ddl_notify.handler_timeout"),
+					 errdetail("The handler trapped the cancel and returned after the timeout.")));
+	}
 	if (release_handler_locks)
 		LockReleaseSession(USER_LOCKMETHOD);
 
@@ -862,7 +966,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 				nfiltered++;
 				continue;
 			}
-			DdlnCallHandler(sub, &flinfo, fetched.rows[i]);
+			DdlnCallHandler(sub, &flinfo, fetched.rows[i], &fetched.keys[i]);
 			batch->ncalls++;
 		}
 		current = n;			/* past the handlers: the bits */
@@ -876,8 +980,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	{
 		ErrorData  *edata;
 
-		if (ddln_handler_timeout > 0 && handler_timeout_registered)
-			disable_timeout(handler_timeout_id, false);
+		DdlnDisableHandlerTimeout();
 		ddln_current_origin = NULL;
 
 		/* in the batch's memory: one failure each, not one per event a round */
@@ -1105,6 +1208,49 @@ static bool DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 									  MemoryContext batchcxt, DdlnFloor *floor);
 
 /*
+ * A handler call of this subscriber was ended with its process by the
+ * handler timeout (failure.c): record it as a failed attempt on its event
+ * (backoff, or a dead letter past max_attempts) before the handler is called
+ * again, so that a handler that never returns costs one attempt per backoff,
+ * never a worker per round.  The caller holds the subscriber's lock.
+ * Returns 0 if there was nothing to count; else it committed: 1 if the
+ * failure was recorded, -1 if that commit failed (the note is kept for the
+ * next turn).
+ */
+static int
+DdlnCountEndedCall(DdlnSubscriber *sub, DdlnRoundResult *result)
+{
+	DdlnEndedCall call;
+	Datum		values[3];
+	ErrorData  *edata;
+	bool		found;
+
+	if (!DdlnTakeEndedCall(MyDatabaseId, sub->id, &call))
+		return 0;
+	values[0] = Int64GetDatum(call.event.id);
+	values[1] = FullTransactionIdGetDatum(call.event.xid);
+	values[2] = Int32GetDatum(sub->slot);
+	DdlnRun(&q_still_pending, values, NULL, true, 1);
+	found = (SPI_processed > 0);
+	SPI_freetuptable(SPI_tuptable);
+	if (!found)
+		return 0;				/* handled meanwhile (skip()): nothing to count */
+
+	edata = palloc0(sizeof(ErrorData));
+	edata->elevel = ERROR;
+	edata->sqlerrcode = ERRCODE_QUERY_CANCELED;
+	edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms) and did not return; the %s was ended",
+							  sub->name, call.timeout_ms, call.worker ? "worker" : "session");
+	edata->detail = psprintf("The handler went on %d ms after its cancel (it trapped it), so its process was ended.",
+							 call.grace_ms);
+	(void) DdlnRecordFailure(sub, &call.event, edata, result);
+	if (DdlnTryCommit() == NULL)
+		return 1;
+	(void) DdlnKeepEndedCall(&call);
+	return -1;
+}
+
+/*
  * Deliver to one subscriber for one turn: at most DDLN_BATCHES_PER_TURN
  * full batches' worth of events, then give the others a turn.  Returns true
  * if the subscriber may have more to do.  "floor" is where its committed
@@ -1160,6 +1306,15 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 			SPI_commit();
 			DdlnStartTransaction();
 			return false;
+		}
+		switch (DdlnCountEndedCall(&sub, result))
+		{
+			case 1:
+				continue;		/* now in backoff, or dead-lettered */
+			case -1:
+				return false;	/* counted at its next turn */
+			default:
+				break;
 		}
 		if (!sub.due)
 		{

@@ -20,6 +20,7 @@
 #define DDLN_MAX_PAUSES			16
 #define DDLN_STOP_WAIT_MS		5000	/* how long the hook waits for a worker */
 #define DDLN_MAX_DBS			4096	/* databases queued or awaiting a retry at once */
+#define DDLN_MAX_ENDED_CALLS	64		/* notes of handler calls ended, at once */
 
 typedef enum DdlnWorkerState
 {
@@ -87,6 +88,9 @@ typedef struct DdlnShared
 	uint64		next_generation;
 	uint64		exit_races;		/* commits that found their worker exiting */
 	DdlnPause	pauses[DDLN_MAX_PAUSES];
+	/* handler calls whose process ended them, to count (DdlnEndedCall) */
+	int			nended;			/* also read without the lock, as a hint */
+	DdlnEndedCall ended[DDLN_MAX_ENDED_CALLS];
 	int			nslots;
 	DdlnWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } DdlnShared;
