@@ -36,7 +36,9 @@ CREATE TABLE ddl_notify.event (
 	query			text,
 	details			jsonb,
 	origin			text,
-	processed		bigint NOT NULL DEFAULT 0
+	processed		bigint NOT NULL DEFAULT 0,
+	-- last, where ALTER TABLE puts it in an update from 0.1.0
+	origin_chain	text[]
 );
 
 COMMENT ON TABLE ddl_notify.event IS
@@ -45,6 +47,8 @@ COMMENT ON COLUMN ddl_notify.event.origin IS
 	'name of the subscriber whose handler ran the DDL (echo suppression), NULL otherwise';
 COMMENT ON COLUMN ddl_notify.event.processed IS
 	'processed bits, one per subscriber slot; written only by the delivery engine';
+COMMENT ON COLUMN ddl_notify.event.origin_chain IS
+	'the subscribers whose handlers led to this event, in order (origin is the last), NULL for a user''s DDL; not delivered to a subscriber in it (see docs/echo-and-loops.md)';
 
 -- Keep the queue table small without manual VACUUM: rows are short-lived.
 -- Each subscriber updates a row's processed bits once: room on the page
@@ -162,6 +166,13 @@ COMMENT ON COLUMN ddl_notify.subscriber.resolved_in IS
 	'system identifier of the cluster where handler_oid and owner are valid; elsewhere they are resolved by name';
 COMMENT ON COLUMN ddl_notify.subscriber.restored_at IS
 	'when the row was restored from a dump (pg_restore, psql), NULL for subscribe()';
+
+-- issue 29: events the chain rule did not deliver (their own echo, a loop
+-- between handlers, a chain past ddl_notify.max_chain_length); a column of
+-- its own here, added as the update from 0.1.0 adds it
+ALTER TABLE ddl_notify.subscriber ADD COLUMN loop_suppressed bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN ddl_notify.subscriber.loop_suppressed IS
+	'events handled without a call because handlers of subscribers in their origin_chain caused them (see docs/echo-and-loops.md)';
 
 CREATE FUNCTION ddl_notify.subscriber_restore() RETURNS trigger
 	LANGUAGE c AS 'MODULE_PATHNAME', 'subscriber_restore';
@@ -307,7 +318,8 @@ SELECT s.name,
 	   s.echo,
 	   s.created_at,
 	   ddl_notify.delivery_status() AS delivery,
-	   s.restored_at
+	   s.restored_at,
+	   s.loop_suppressed
 FROM ddl_notify.subscriber s
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,

@@ -112,6 +112,7 @@ extern int	ddln_lock_timeout;
 extern int	ddln_max_subscribers_per_role;
 extern int	ddln_worker_idle_timeout;
 extern int	ddln_max_workers_per_database;
+extern int	ddln_max_chain_length;
 
 /* common.c */
 typedef struct DdlnSafeState
@@ -140,6 +141,8 @@ extern DdlnStatement ddln_statement;
 /* capture.c */
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
+extern Datum ddln_current_chain;	/* origin_chain (text[]) of the event it
+									 * handles, 0 if none */
 extern void DdlnRecordCommitPosition(void);
 
 /* querytext.c: the statement text an event stores */
@@ -286,8 +289,12 @@ enum
 	DDLN_EV_DETAILS,
 	DDLN_EV_ORIGIN,
 	DDLN_EV_PROCESSED,
+	DDLN_EV_ORIGIN_CHAIN,		/* since 0.2.0: absent before ALTER EXTENSION UPDATE */
 	DDLN_EV_NATTS
 };
+
+/* event's columns in 0.1.0 (no origin_chain): read and written too */
+#define DDLN_EV_NATTS_010	DDLN_EV_ORIGIN_CHAIN
 
 enum
 {

@@ -29,9 +29,12 @@
  *	  objects, hold cursors or leave deferred triggers in the deliverer's
  *	  session, and every setting it changes is discarded after the call.
  *	  Constraints are made immediate first, since a restricted operation
- *	  cannot defer them.  ddln_current_origin names the subscriber so that DDL
- *	  the handler runs is tagged (G12).  Filtered-out and echoed events are
- *	  handled without a call.
+ *	  cannot defer them.  ddln_current_origin names the subscriber, and
+ *	  ddln_current_chain the event's chain of origins, so that DDL the
+ *	  handler runs is tagged with both (G12, capture.c).  Filtered-out events
+ *	  and those the chain rule keeps from the subscriber (fetch.c: its own
+ *	  echo, a loop through it, a chain past ddl_notify.max_chain_length) are
+ *	  handled without a call; the latter are counted in loop_suppressed.
  * 4. In the same subtransaction it sets the processed bits with a checked
  *	  transition (the bit must have been clear; rows locked in id order) and
  *	  deletes the rows every subscriber has now handled.
@@ -285,6 +288,14 @@ static DdlnQuery q_success = {
 	"  attempts = 0, failing_event = NULL, next_retry_at = NULL "
 	"WHERE id = $1",
 	4, {INT4OID, INT8OID, INT8OID, INT8OID}
+};
+
+/* events not delivered by the chain rule (G12, fetch.c), since 0.2.0 */
+static DdlnQuery q_loop_suppressed = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  loop_suppressed = loop_suppressed OPERATOR(pg_catalog.+) $2 "
+	"WHERE id = $1",
+	2, {INT4OID, INT8OID}
 };
 
 static DdlnQuery q_failure = {
@@ -724,7 +735,7 @@ DdlnDisableHandlerTimeout(void)
  */
 static void
 DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
-				const DdlnEventKey *key)
+				const DdlnEventKey *key, Datum chain)
 {
 	LOCAL_FCINFO(fcinfo, 1);
 	Oid			save_userid;
@@ -739,7 +750,9 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
 	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
+	/* the DDL the handler runs is caused by this subscriber, via this chain */
 	ddln_current_origin = sub->name;
+	ddln_current_chain = chain;
 	PushActiveSnapshot(GetTransactionSnapshot());
 
 	if (ddln_handler_timeout > 0)
@@ -792,6 +805,7 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
 
 	PopActiveSnapshot();
 	ddln_current_origin = NULL;
+	ddln_current_chain = (Datum) 0;
 	/* nothing the handler SET outlives the call, not even a plain SET */
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec);
@@ -870,6 +884,18 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 }
 
 /*
+ * Has the subscriber table the counter of the chain rule (0.2.0), or is it
+ * still the table of 0.1.0, before ALTER EXTENSION UPDATE?
+ */
+static bool
+DdlnSubscriberCounts(void)
+{
+	Oid			rel = get_relname_relid("subscriber", DdlnGetRelids(false)->nsp);
+
+	return OidIsValid(rel) && get_attnum(rel, "loop_suppressed") != InvalidAttrNumber;
+}
+
+/*
  * May "role" read the statement texts of events?  What the README grants for
  * it: SELECT on ddl_notify.event, or on its query column.  A handler gets the
  * query only if its owner may read it.
@@ -894,6 +920,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	DdlnFetched fetched;
 	int			n;
 	volatile int64 nfiltered = 0;
+	int64		nsuppressed[DDLN_SUPPRESS_HOPS + 1] = {0};	/* by DdlnSuppressed */
 	volatile int current = -1;
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -963,10 +990,14 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			CHECK_FOR_INTERRUPTS();
 			if (!fetched.wanted[i])
 			{
-				nfiltered++;
+				if (fetched.suppressed[i] != DDLN_DELIVER)
+					nsuppressed[fetched.suppressed[i]]++;
+				else
+					nfiltered++;
 				continue;
 			}
-			DdlnCallHandler(sub, &flinfo, fetched.rows[i], &fetched.keys[i]);
+			DdlnCallHandler(sub, &flinfo, fetched.rows[i], &fetched.keys[i],
+							fetched.chains[i]);
 			batch->ncalls++;
 		}
 		current = n;			/* past the handlers: the bits */
@@ -982,6 +1013,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 
 		DdlnDisableHandlerTimeout();
 		ddln_current_origin = NULL;
+		ddln_current_chain = (Datum) 0;
 
 		/* in the batch's memory: one failure each, not one per event a round */
 		edata = DdlnCopyErrorCapped(oldcxt);
@@ -1034,12 +1066,29 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	if (batch->status == DDLN_BATCH_DONE)
 	{
 		Datum		sv[4];
+		int64		nloop = nsuppressed[DDLN_SUPPRESS_ECHO] +
+			nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS];
+		bool		names = (nloop == 0 || DdlnSubscriberCounts());
 
 		sv[0] = Int32GetDatum(sub->id);
 		sv[1] = Int64GetDatum(batch->ncalls);
-		sv[2] = Int64GetDatum(nfiltered);
+		/* a subscriber table of 0.1.0 has no loop_suppressed: "filtered" */
+		sv[2] = Int64GetDatum(nfiltered + (names ? 0 : nloop));
 		sv[3] = Int64GetDatum(batch->last.id);
 		DdlnRun(&q_success, sv, NULL, false, 0);
+		if (nloop > 0 && names)
+		{
+			sv[1] = Int64GetDatum(nloop);
+			DdlnRun(&q_loop_suppressed, sv, NULL, false, 0);
+		}
+		if (nloop > 0)
+			ereport(nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS] > 0 ? LOG : DEBUG1,
+					(errmsg("ddl_notify: %lld event(s) caused by handlers not delivered to subscriber \"%s\": %lld its own echo, %lld in a loop through it, %lld past ddl_notify.max_chain_length (%d)",
+							(long long) nloop, sub->name,
+							(long long) nsuppressed[DDLN_SUPPRESS_ECHO],
+							(long long) nsuppressed[DDLN_SUPPRESS_LOOP],
+							(long long) nsuppressed[DDLN_SUPPRESS_HOPS],
+							ddln_max_chain_length)));
 	}
 }
 

@@ -223,6 +223,12 @@ DdlnKeepEndedCall(const DdlnEndedCall *call)
 		ddln_shared->ended[ddln_shared->nended++] = *call;
 		kept = true;
 	}
+	/* not a worker that dies young: the launcher replaces it at once */
+	for (int i = 0; kept && call->worker && i < ddln_shared->nslots; i++)
+	{
+		if (ddln_shared->slots[i].pid == MyProcPid)
+			ddln_shared->slots[i].handler_ended = true;
+	}
 	/* a worker's own death queues its database already (worker.c) */
 	if (!call->worker && ddln_max_workers > 0)
 	{

@@ -3,7 +3,8 @@
  * pool.h
  *	  The pool's shared memory, private to pool.c (which owns it) and
  *	  worker.c (the launcher and the workers).  Every field is read and
- *	  written under ddln_shared->lock; see pool.c's header for the rules.
+ *	  written under ddln_shared->lock (but for a look at "nended" without
+ *	  it); see pool.c's header for the rules.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -43,6 +44,7 @@ typedef struct DdlnWorkerSlot
 	bool		helped;			/* the launcher started a helper for this round */
 	bool		yield;			/* idle: leave, a stuck database needs the slot */
 	bool		warm;			/* has finished a round */
+	bool		handler_ended;	/* exits: the handler timeout ended it */
 	TimestampTz since;			/* serving its database since */
 	TimestampTz round_since;	/* the round in progress began; 0 if none */
 	TimestampTz last_round;
