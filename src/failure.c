@@ -33,8 +33,10 @@
  *	 subscriber and dead_letter and what it logs is bounded, whatever a
  *	 handler raised.  The full copy lives only in a scratch context deleted
  *	 before the function returns; the error state is flushed.
- * - Called only by deliver.c, inside a PG_CATCH; calls nothing of the other
- *	 files: no SPI, no catalog access.
+ * - Called only by deliver.c, inside a PG_CATCH, and by the timeout
+ *	 machinery (the two timeout handlers, in the SIGALRM handler: flags and
+ *	 the latch only); calls nothing of the other files: no SPI, no catalog
+ *	 access.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *

@@ -7,7 +7,8 @@
  *
  * Who may call it: ddl_notify.c (_PG_init; at COMMIT of a transaction that
  * recorded events; the utility hook), subscriber.c (skip()), deliver.c (CALL
- * deliver() left a retry), worker.c (through pool.h), and SQL
+ * deliver() left a retry; the notes of ended handler calls), worker.c
+ * (through pool.h), and SQL
  * (delivery_status(), worker_pool()).  It calls nothing in worker.c.
  *
  * The pool (G14):
