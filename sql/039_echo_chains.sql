@@ -14,14 +14,14 @@
 -- G12 a chain of three (A's handler comments in B's schema, B's in C's, C's
 --     in A's): 3 calls, A's loop_suppressed = 1; with
 --     ddl_notify.max_chain_length = 2, 2 calls and C's loop_suppressed = 1.
---     Catches: capture writing origin_chain as {origin} only (the ring runs
---     until the handlers' own guard stops it: 10 calls each), and no hop
---     limit (3 calls at max_chain_length = 2).
+--     Catches: capture writing origin_chain as {origin} only (the ring goes
+--     round as long as delivery runs: 3 calls a round, 9 in the test's
+--     three), and no hop limit (3 calls at max_chain_length = 2).
 -- G12 echo => true: a handler commenting on its own table gets its own
 --     DDL's event once (2 calls), never its echo's echo (loop_suppressed =
 --     1); with echo => false, 1 call and loop_suppressed = 1.
---     Catches: echo => true letting every echo through (10 calls, stopped
---     by the handler's guard only).
+--     Catches: echo => true letting every echo through (one call a round:
+--     3 in the test's three rounds).
 --
 -- Every handler stops by itself after 10 calls, so a broken rule shows as
 -- wrong counts instead of a delivery that never ends.  Each case runs three
