@@ -248,11 +248,13 @@ typedef struct DdlnEndedCall
 	int			timeout_ms;		/* ddl_notify.handler_timeout then */
 	int			grace_ms;
 	bool		worker;			/* a pool worker, else a session's CALL */
+	TimestampTz at;				/* when the process was ended */
 } DdlnEndedCall;
 
 extern void DdlnWorkerShmemRequest(void);
 extern bool DdlnKeepEndedCall(const DdlnEndedCall *call);
 extern bool DdlnTakeEndedCall(Oid dboid, int32 subscriber, DdlnEndedCall *call);
+extern void DdlnForgetEndedCalls(Oid dboid, const int32 *subscribers, int n);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
 extern void DdlnWakeWorkerAtCommit(void);
 extern void DdlnRequestRetry(Oid dboid, TimestampTz at);

@@ -685,6 +685,7 @@ DdlnHandlerKilledAtExit(int code, Datum arg)
 	if (!ddln_handler_killed)
 		return;
 	ddln_handler_killed = false;
+	current_call.at = GetCurrentTimestamp();
 	kept = DdlnKeepEndedCall(&current_call);
 	ereport(LOG,
 			(errcode(ERRCODE_QUERY_CANCELED),
@@ -693,7 +694,7 @@ DdlnHandlerKilledAtExit(int code, Datum arg)
 					current_call.grace_ms, current_call.worker ? "worker" : "session"),
 			 kept ? errdetail("The call on event %lld counts as a failed attempt of the subscriber.",
 							  (long long) current_call.event.id) :
-			 errdetail("The call on event %lld could not be counted as a failed attempt: ddl_notify is not in shared_preload_libraries, or too many ended calls wait to be counted already.",
+			 errdetail("The call on event %lld could not be counted as a failed attempt: ddl_notify is not in shared_preload_libraries.",
 					   (long long) current_call.event.id)));
 }
 
@@ -766,6 +767,7 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
 		current_call.timeout_ms = ddln_handler_timeout;
 		current_call.grace_ms = DdlnHandlerGraceMs();
 		current_call.worker = IsBackgroundWorker;
+		current_call.at = 0;
 		current_call_name = sub->name;
 		ddln_handler_timed_out = false;
 		ddln_handler_in_call = true;
@@ -1574,6 +1576,12 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
 		SPI_freetuptable(SPI_tuptable);
 		SPI_commit();
 		DdlnStartTransaction();
+		/*
+		 * Notes of ended handler calls of subscribers since removed.  (A
+		 * subscriber missing from this list cannot have a note yet: its
+		 * call would have begun a handler timeout before the list.)
+		 */
+		DdlnForgetEndedCalls(MyDatabaseId, ids, nsubs);
 
 		for (int i = 0; i < nsubs; i++)
 		{

@@ -51,7 +51,9 @@
  *	 callback) and queues its database; the next deliverer of that
  *	 subscriber takes it (DdlnTakeEndedCall) and records the failed attempt
  *	 before it calls the handler again.  A deliverer looks at "nended"
- *	 without the lock first, so the cost per batch is one read.
+ *	 without the lock first, so the cost per batch is one read.  At most
+ *	 DDLN_MAX_ENDED_CALLS notes: a further one replaces the oldest; a round
+ *	 drops those of subscribers that are gone (DdlnForgetEndedCalls).
  * - Shared state (slots, pauses, the request table) is protected by the
  *	 tranche's one LWLock, never held across anything that can block.
  *	 Latches are set outside it.  Nothing here touches ddl_notify's tables.
@@ -224,6 +226,19 @@ DdlnKeepEndedCall(const DdlnEndedCall *call)
 		ddln_shared->ended[ddln_shared->nended++] = *call;
 		kept = true;
 	}
+	else
+	{
+		/* full: the oldest note goes (its database has not been served since) */
+		int			oldest = 0;
+
+		for (int i = 1; i < ddln_shared->nended; i++)
+		{
+			if (ddln_shared->ended[i].at < ddln_shared->ended[oldest].at)
+				oldest = i;
+		}
+		ddln_shared->ended[oldest] = *call;
+		kept = true;
+	}
 	/* not a worker that dies young: the launcher replaces it at once */
 	for (int i = 0; kept && call->worker && i < ddln_shared->nslots; i++)
 	{
@@ -269,6 +284,31 @@ DdlnTakeEndedCall(Oid dboid, int32 subscriber, DdlnEndedCall *call)
 	}
 	LWLockRelease(ddln_shared->lock);
 	return found;
+}
+
+/*
+ * Forget the notes of ended handler calls of this database's subscribers
+ * that are gone (unsubscribed): "subscribers" lists those that exist.
+ */
+void
+DdlnForgetEndedCalls(Oid dboid, const int32 *subscribers, int n)
+{
+	if (ddln_shared == NULL || ddln_shared->nended == 0)
+		return;
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ddln_shared->nended;)
+	{
+		DdlnEndedCall *c = &ddln_shared->ended[i];
+		bool		exists = (c->dboid != dboid);
+
+		for (int j = 0; j < n && !exists; j++)
+			exists = (subscribers[j] == c->subscriber);
+		if (exists)
+			i++;
+		else
+			*c = ddln_shared->ended[--ddln_shared->nended];
+	}
+	LWLockRelease(ddln_shared->lock);
 }
 
 /* Queue a database for a worker (caller holds the lock exclusively). */
