@@ -12,11 +12,12 @@
 #     armed, or not setting ProcDiePending): b is never delivered, the worker
 #     of a holds the slot for ever (the issue's report).
 # G7: a worker the timeout ended is replaced after the first restart delay,
-#     not the doubled delay of a worker that died young, so the other
-#     subscriber of its database is delivered between the attempts within
-#     the timeout plus a few seconds.  Catches: the launcher doubling the
-#     restart delay for it (slot's handler_ended ignored): 19 s for the 2nd
-#     attempt, and the check of the 3rd waited 40 s.
+#     not the doubled delay of a worker that died young: the 2nd and 3rd
+#     attempts of a subscriber retried for ever (the 5th and 6th ended
+#     workers of the database) are less than 12 s apart (measured: 5 s), and
+#     the other subscriber of the database is delivered between attempts.
+#     Catches: the launcher doubling the restart delay for it (the slot's
+#     handler_ended ignored): 36 s apart.
 # G7: each ended call counts as a failed attempt of that subscriber:
 #     attempts, last_error (the handler "did not return; the worker was
 #     ended"), SQLSTATE 57014, a next retry; after max_attempts (3) the event
@@ -144,32 +145,42 @@ $node->safe_psql('a',
 	"SELECT ddl_notify.unsubscribe('trapper'), ddl_notify.subscribe('forever', 'public.h_trap(ddl_notify.event)')");
 DdlNotifyTest::setup_subscriber($node, 'a', 'gooda');
 $node->safe_psql('a', 'CREATE TABLE public.t2 (id int)');
-my @seen;
+my (@seen, @at);
 for my $n (1 .. 3)
 {
 	# wait for attempt n to be recorded, then look at calls and attempts
 	stop_unless(ok( $node->poll_query_until('a',
 			"SELECT attempts >= $n FROM ddl_notify.subscriber_status WHERE name = 'forever'"),
 		"G7: attempt $n of the handler that never returns is recorded"));
-	my ($calls, $attempts, $err, $backoff) = split /\|/, $node->safe_psql('a',
+	my ($calls, $attempts, $err, $backoff, $at) = split /\|/, $node->safe_psql('a',
 		"SELECT (SELECT last_value FROM public.calls) - $calls0, attempts, last_error_sqlstate, "
-		  . "next_retry_at > last_error_at FROM ddl_notify.subscriber_status WHERE name = 'forever'");
+		  . "next_retry_at > last_error_at, extract(epoch FROM last_error_at) "
+		  . "FROM ddl_notify.subscriber_status WHERE name = 'forever'");
 	push @seen, "$calls/$attempts";
+	push @at, $at;
 	ok($calls - $attempts == 0 || $calls - $attempts == 1,
 		"G7: calls ($calls) are attempts ($attempts) or one more (in progress)");
 	is("$err $backoff", '57014 t', "G7: attempt $n: 57014, and a retry after a backoff");
-	if ($n == 1)
+	if ($n == 1 || $n == 3)
 	{
-		# the database's other subscriber is served between the attempts
+		# the database's other subscriber is served between the attempts,
+		# the 6th ended worker of a as promptly as the 4th
 		my $t1 = time();
-		$node->safe_psql('a', 'CREATE TABLE public.t2b (id int)');
+		$node->safe_psql('a', "CREATE TABLE public.t2_$n (id int)");
 		ok( $node->poll_query_until('a',
-				"SELECT count(*) = 1 FROM public.log_gooda WHERE object_identity = 'public.t2b'"),
-			'G7: the other subscriber of a is delivered meanwhile');
+				"SELECT count(*) = 1 FROM public.log_gooda WHERE object_identity = 'public.t2_$n'"),
+			"G7: after attempt $n, the other subscriber of a is delivered meanwhile");
 		cmp_ok(time() - $t1, '<', 12, 'G7: ... within the timeout, the grace and a few seconds');
+		note(sprintf('gooda delivered %.1f s after its DDL', time() - $t1));
 	}
 }
 note('calls/attempts seen: ' . join(' ', @seen));
+# an attempt costs the timeout and the grace (3 s), the replacement of the
+# worker (a 1 s restart delay) and the backoff (at most 1 s here)
+my $interval = $at[2] - $at[1];
+note(sprintf('attempts 2 and 3 were %.1f s apart', $interval));
+cmp_ok($interval, '<', 12,
+	'G7: the 5th and 6th ended workers of a were replaced as promptly as the first');
 $node->safe_psql('a', "SELECT ddl_notify.unsubscribe('forever')");
 
 # --- a handler that traps the cancel and returns ---------------------------
