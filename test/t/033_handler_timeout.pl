@@ -35,8 +35,9 @@
 #     its worker is not ended.  Catches: no check of ddln_handler_timed_out
 #     after the call returns (the event counted as delivered).
 # G10: a plain slow handler still gets the ordinary cancel: a failed
-#     attempt, the worker stays (same pid).  Catches: the second stage
-#     firing for a call that did return (ddln_handler_in_call not cleared).
+#     attempt, the worker stays (same pid).  Catches: the process ended at
+#     the timeout itself, without the cancel and its grace
+#     (test/mutations/handler_timeout_no_grace.patch).
 # G10: CALL ddl_notify.deliver() in a session (a cluster with max_workers =
 #     0): the session is ended the same way (FATAL), and the next CALL
 #     counts the ended call as a failed attempt ("the session was ended")
