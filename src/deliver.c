@@ -922,7 +922,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	DdlnFetched fetched;
 	int			n;
 	volatile int64 nfiltered = 0;
-	int64		nsuppressed[DDLN_SUPPRESS_HOPS + 1] = {0};	/* by DdlnSuppressed */
+	volatile int64 nsuppressed[DDLN_SUPPRESS_HOPS + 1] = {0};	/* by DdlnSuppressed */
 	volatile int current = -1;
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
