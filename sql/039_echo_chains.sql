@@ -10,18 +10,20 @@
 --     chains (origin_chain, origin its last element).
 --     Catches: no loop rule in fetch.c's DdlnChainRule (a subscriber found
 --     earlier in the chain gets the event): 8 calls, the ping-pong ending
---     only at ddl_notify.max_chain_length.
+--     only at ddl_notify.max_chain_length (mutation chain_no_loop_rule).
 -- G12 a chain of three (A's handler comments in B's schema, B's in C's, C's
 --     in A's): 3 calls, A's loop_suppressed = 1; with
 --     ddl_notify.max_chain_length = 2, 2 calls and C's loop_suppressed = 1.
 --     Catches: capture writing origin_chain as {origin} only (the ring goes
 --     round as long as delivery runs: 3 calls a round, 9 in the test's
---     three), and no hop limit (3 calls at max_chain_length = 2).
+--     three; chain_not_extended), and no hop limit (3 calls at
+--     max_chain_length = 2; chain_no_hop_limit).
 -- G12 echo => true: a handler commenting on its own table gets its own
 --     DDL's event once (2 calls), never its echo's echo (loop_suppressed =
 --     1); with echo => false, 1 call and loop_suppressed = 1.
 --     Catches: echo => true letting every echo through (one call a round:
---     3 in the test's three rounds).
+--     3 in the test's three rounds; chain_echo_loops).
+-- (Mutations: test/mutations/NAME.patch.)
 --
 -- Every handler stops by itself after 10 calls, so a broken rule shows as
 -- wrong counts instead of a delivery that never ends.  Each case runs three

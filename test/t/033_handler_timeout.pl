@@ -10,14 +10,16 @@
 #     (the grace) its worker is ended, which frees the pool's only slot.  The
 #     log says so.  Catches: no second stage (DdlnHandlerKillHandler not
 #     armed, or not setting ProcDiePending): b is never delivered, the worker
-#     of a holds the slot for ever (the issue's report).
+#     of a holds the slot for ever (the issue's report;
+#     test/mutations/handler_timeout_no_kill.patch).
 # G7: a worker the timeout ended is replaced after the first restart delay,
 #     not the doubled delay of a worker that died young: the 2nd and 3rd
 #     attempts of a subscriber retried for ever (the 5th and 6th ended
 #     workers of the database) are less than 12 s apart (measured: 5 s), and
 #     the other subscriber of the database is delivered between attempts.
 #     Catches: the launcher doubling the restart delay for it (the slot's
-#     handler_ended ignored): 36 s apart.
+#     handler_ended ignored): 36 s apart
+#     (test/mutations/handler_ended_restart_doubles.patch).
 # G7: each ended call counts as a failed attempt of that subscriber:
 #     attempts, last_error (the handler "did not return; the worker was
 #     ended"), SQLSTATE 57014, a next retry; after max_attempts (3) the event
@@ -29,11 +31,13 @@
 #     over several attempts.  Catches: the note of the ended call not kept
 #     (DdlnKeepEndedCall a no-op) or not counted (DdlnCountEndedCall not
 #     called): attempts stay 0 while the calls grow with every worker
-#     restart, and nothing is dead-lettered.
+#     restart, and nothing is dead-lettered
+#     (test/mutations/ended_call_not_counted.patch).
 # G10: a handler that traps the cancel and returns fails all the same (its
 #     effects rolled back, 57014, dead-lettered with max_attempts 1), and
 #     its worker is not ended.  Catches: no check of ddln_handler_timed_out
-#     after the call returns (the event counted as delivered).
+#     after the call returns (the event counted as delivered;
+#     test/mutations/timed_out_return_succeeds.patch).
 # G10: a plain slow handler still gets the ordinary cancel: a failed
 #     attempt, the worker stays (same pid).  Catches: the process ended at
 #     the timeout itself, without the cancel and its grace
