@@ -41,7 +41,11 @@ RETURNS TABLE (trigger_event text, command_tag text, object_type text, schema_na
 LANGUAGE sql AS $$
 	SELECT trigger_event, command_tag, object_type, schema_name, object_identity, objsubid,
 		   in_extension, query, details
-	FROM ddl_notify.event WHERE id > since ORDER BY id
+	FROM ddl_notify.event WHERE id > since
+	-- NOT NULL constraints, catalogued from PostgreSQL 18 on (each dropped
+	-- one is a row, as any constraint), are left out: 003_not_null shows them
+	  AND NOT (object_type = 'table constraint' AND object_identity LIKE '%\_not\_null on %')
+	ORDER BY id
 $$;
 SELECT count(*) AS events_after_temp_function FROM ddl_notify.event;
 
@@ -176,7 +180,10 @@ CREATE RULE t4_rule AS ON INSERT TO t4 DO ALSO NOTIFY t4_insert;
 ALTER TABLE t1 ENABLE ROW LEVEL SECURITY;
 CREATE POLICY t1_pol ON t1 USING (d > 0);
 ALTER POLICY t1_pol ON t1 RENAME TO t1_pol2;
+-- (its warning about wal_level, worded differently from 17 on, is not shown)
+SET client_min_messages = error;
 CREATE PUBLICATION pub1 FOR TABLE t1;
+RESET client_min_messages;
 ALTER PUBLICATION pub1 ADD TABLE t2;
 ALTER PUBLICATION pub1 ADD TABLES IN SCHEMA s1r;
 SELECT * FROM pg_temp.ev(:last);
@@ -339,7 +346,8 @@ BEGIN;
 CREATE TABLE rb1 (a int);
 ALTER TABLE t4 ADD COLUMN rb int;
 DROP TABLE meas;
-SELECT count(*) AS rows_before_rollback FROM ddl_notify.event WHERE id > :last;
+SELECT count(*) AS rows_before_rollback FROM ddl_notify.event WHERE id > :last
+  AND NOT (object_type = 'table constraint' AND object_identity LIKE '%\_not\_null on %');
 ROLLBACK;
 SELECT count(*) AS rows_after_rollback FROM ddl_notify.event WHERE id > :last;
 SELECT to_regclass('rb1') AS rb1, to_regclass('meas') AS meas;

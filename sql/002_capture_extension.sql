@@ -31,7 +31,11 @@ RETURNS TABLE (trigger_event text, command_tag text, object_type text, schema_na
 LANGUAGE sql AS $$
 	SELECT trigger_event, command_tag, object_type, schema_name, object_identity, objsubid,
 		   in_extension, query, details
-	FROM ddl_notify.event WHERE id > since ORDER BY id
+	FROM ddl_notify.event WHERE id > since
+	-- NOT NULL constraints, catalogued from PostgreSQL 18 on (each dropped
+	-- one is a row, as any constraint), are left out: 003_not_null shows them
+	  AND NOT (object_type = 'table constraint' AND object_identity LIKE '%\_not\_null on %')
+	ORDER BY id
 $$;
 
 CREATE ROLE regress_ddln_user NOLOGIN;
@@ -45,22 +49,27 @@ CREATE EXTENSION citext VERSION '1.5' SCHEMA ext;
 SELECT command_tag, object_type, schema_name, in_extension, count(*)
 FROM ddl_notify.event WHERE id > :last
 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
--- the rows are the script's statements
+-- the rows are the script's statements (shown without the comments before
+-- them: a statement's text includes them up to 17, not from 18 on)
 SELECT command_tag, object_identity, in_extension,
-	   regexp_replace(query, '\s+', ' ', 'g') AS query
+	   regexp_replace(regexp_replace(query, '^(\s|--[^\n]*\n|/\*([^*]|\*[^/])*\*/)*', ''), '\s+', ' ', 'g') AS query
 FROM ddl_notify.event
 WHERE id > :last
   AND object_identity IN ('ext.citextout(ext.citext)', 'ext.citext', 'citext', 'ext')
 ORDER BY id;
 -- every member of the extension has a row, and every row of the script
--- says in_extension
+-- says in_extension; not counted: the array type PostgreSQL makes with a
+-- type (citext[]), a member from 17 on, which has no statement of its own
+-- (the CREATE TYPE row names the type)
 SELECT count(*) AS members,
 	   count(*) FILTER (WHERE NOT EXISTS (
 		   SELECT FROM ddl_notify.event e
 		   WHERE e.id > :last AND e.classid = d.classid AND e.objid = d.objid AND e.in_extension))
 	   AS members_not_recorded
 FROM pg_depend d JOIN pg_extension x ON d.refobjid = x.oid
-WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND x.extname = 'citext';
+WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND x.extname = 'citext'
+  AND NOT EXISTS (SELECT FROM pg_type t WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+				  AND t.typcategory = 'A');
 SELECT count(*) AS rows_not_in_extension FROM ddl_notify.event
 WHERE id > :last AND NOT in_extension AND command_tag NOT IN ('CREATE SCHEMA', 'CREATE EXTENSION');
 
@@ -69,7 +78,7 @@ ALTER EXTENSION citext UPDATE TO '1.6';
 ALTER EXTENSION citext SET SCHEMA public;
 COMMENT ON FUNCTION citext_hash_extended(citext, int8) IS 'not in the script';
 SELECT trigger_event, command_tag, object_type, schema_name, object_identity, in_extension,
-	   regexp_replace(query, '\s+', ' ', 'g') AS query
+	   regexp_replace(regexp_replace(query, '^(\s|--[^\n]*\n|/\*([^*]|\*[^/])*\*/)*', ''), '\s+', ' ', 'g') AS query
 FROM ddl_notify.event WHERE id > :last ORDER BY id;
 
 -- a user table using the extension's type, then DROP EXTENSION CASCADE
@@ -189,7 +198,9 @@ ALTER TABLE user_s.u1 ADD COLUMN b text;
 DROP TABLE user_s.u1;
 RESET ROLE;
 SELECT role_name, trigger_event, command_tag, object_identity, query
-FROM ddl_notify.event WHERE id > :last ORDER BY id;
+FROM ddl_notify.event WHERE id > :last
+  AND NOT (object_type = 'table constraint' AND object_identity LIKE '%\_not\_null on %')
+ORDER BY id;
 DROP SCHEMA user_s;
 
 --

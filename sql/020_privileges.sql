@@ -8,9 +8,9 @@
 -- the grant gets a clear error, nothing half-done".  Checked here:
 --  1. nothing is granted to PUBLIC: a role without grants can neither read
 --     the tables nor call the API (42501 each);
---  2. with the README's grants a role may subscribe a handler it may
+--  2. with docs/reference.md's grants a role may subscribe a handler it may
 --     execute; not one it may not execute, nor one in a schema it may not
---     use (42501); the README's grant on subscriber_status is enough to read it;
+--     use (42501); docs/reference.md's grant on subscriber_status is enough to read it;
 --  3. the handler runs as the subscribing role with the fixed search_path,
 --     whoever calls deliver(); it cannot write the extension's tables (the
 --     failure is recorded, nothing changes); EXECUTE revoked later is a
@@ -111,7 +111,7 @@ REVOKE USAGE ON SCHEMA ddl_notify FROM regress_ddln_nobody;
 REVOKE EXECUTE ON FUNCTION h_log(ddl_notify.event) FROM regress_ddln_nobody;
 
 --
--- 2. The README's grants
+-- 2. docs/reference.md's grants
 --
 GRANT USAGE ON SCHEMA ddl_notify TO regress_ddln_alice, regress_ddln_bob, regress_ddln_dave;
 GRANT EXECUTE ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[], text[], integer, boolean),
@@ -339,11 +339,20 @@ ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET p
 ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password /* comment */ U&'hunter7');
 ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun'
 'ter8');
+-- a backslash-escaped quote with standard_conforming_strings off; PostgreSQL
+-- 19 no longer allows it off, so there the same password is given with ''
+-- (the same row is recorded).  The comment after the first statement keeps
+-- psql's scan of the branch it skips on 19 balanced.
+SELECT current_setting('server_version_num')::int < 190000 AS scs_off_allowed \gset
+\if :scs_off_allowed
 SET standard_conforming_strings = off;
 SET escape_string_warning = off;
-ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun\'ter9');
+ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun\'ter9'); -- '
 RESET standard_conforming_strings;
 RESET escape_string_warning;
+\else
+ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET password 'hun''ter9');
+\endif
 -- the option name spelled with a Unicode escape is still "password"
 ALTER USER MAPPING FOR regress_ddln_alice SERVER regress_ddln_srv OPTIONS (SET U&"p\0061ssword" 'hunter10');
 -- two statements in one query string: each stored with its own text

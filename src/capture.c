@@ -358,7 +358,7 @@ DdlnAlterTableKind(AlterTableType t)
 	switch (t)
 	{
 		case AT_AddColumn:
-		case AT_AddColumnRecurse:
+			DDLN_CASE_AT_ADD_COLUMN_RECURSE
 		case AT_AddColumnToView:
 			return "ADD COLUMN";
 		case AT_ColumnDefault:
@@ -367,10 +367,12 @@ DdlnAlterTableKind(AlterTableType t)
 		case AT_DropNotNull:
 			return "ALTER COLUMN DROP NOT NULL";
 		case AT_SetNotNull:
-		case AT_CheckNotNull:
+			DDLN_CASE_AT_CHECK_NOT_NULL
 			return "ALTER COLUMN SET NOT NULL";
 		case AT_DropExpression:
 			return "ALTER COLUMN DROP EXPRESSION";
+			DDLN_CASE_AT_SET_EXPRESSION
+			return "ALTER COLUMN SET EXPRESSION";
 		case AT_SetStatistics:
 			return "ALTER COLUMN SET STATISTICS";
 		case AT_SetOptions:
@@ -382,13 +384,13 @@ DdlnAlterTableKind(AlterTableType t)
 		case AT_SetCompression:
 			return "ALTER COLUMN SET COMPRESSION";
 		case AT_DropColumn:
-		case AT_DropColumnRecurse:
+			DDLN_CASE_AT_DROP_COLUMN_RECURSE
 			return "DROP COLUMN";
 		case AT_AddIndex:
 		case AT_ReAddIndex:
 			return "ADD INDEX";
 		case AT_AddConstraint:
-		case AT_AddConstraintRecurse:
+			DDLN_CASE_AT_ADD_CONSTRAINT_RECURSE
 		case AT_ReAddConstraint:
 		case AT_ReAddDomainConstraint:
 		case AT_AddIndexConstraint:
@@ -396,10 +398,10 @@ DdlnAlterTableKind(AlterTableType t)
 		case AT_AlterConstraint:
 			return "ALTER CONSTRAINT";
 		case AT_ValidateConstraint:
-		case AT_ValidateConstraintRecurse:
+			DDLN_CASE_AT_VALIDATE_CONSTRAINT_RECURSE
 			return "VALIDATE CONSTRAINT";
 		case AT_DropConstraint:
-		case AT_DropConstraintRecurse:
+			DDLN_CASE_AT_DROP_CONSTRAINT_RECURSE
 			return "DROP CONSTRAINT";
 		case AT_ReAddComment:
 			return "COMMENT";
@@ -419,10 +421,8 @@ DdlnAlterTableKind(AlterTableType t)
 			return "SET UNLOGGED";
 		case AT_DropOids:
 			return "SET WITHOUT OIDS";
-#if PG_VERSION_NUM >= 150000
 		case AT_SetAccessMethod:
 			return "SET ACCESS METHOD";
-#endif
 		case AT_SetTableSpace:
 			return "SET TABLESPACE";
 		case AT_SetRelOptions:
@@ -497,8 +497,7 @@ DdlnAlterTableKind(AlterTableType t)
 static const char *
 DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
 {
-	if (cmd->subtype == AT_AddColumn || cmd->subtype == AT_AddColumnRecurse ||
-		cmd->subtype == AT_AddColumnToView)
+	if (DdlnATAddsColumn(cmd->subtype))
 	{
 		if (cmd->def && IsA(cmd->def, ColumnDef))
 			return ((ColumnDef *) cmd->def)->colname;
@@ -509,6 +508,12 @@ DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
 		if (cmd->def && IsA(cmd->def, PartitionCmd))
 			return ((PartitionCmd *) cmd->def)->name->relname;
 	}
+	/*
+	 * SET/DROP NOT NULL name the column on every version: from 18 on their
+	 * address is the column's catalogued NOT NULL constraint
+	 */
+	if ((cmd->subtype == AT_SetNotNull || cmd->subtype == AT_DropNotNull) && cmd->name)
+		return cmd->name;
 	if (sub->address.classId == ConstraintRelationId && OidIsValid(sub->address.objectId))
 	{
 		char	   *name = get_constraint_name(sub->address.objectId);
@@ -530,25 +535,25 @@ DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
  * open object (after its key) or array, whichever is innermost.
  */
 static void
-DdlnJsonPush(JsonbParseState **st, JsonbValue *v)
+DdlnJsonPush(DdlnJsonbState *st, JsonbValue *v)
 {
-	(void) pushJsonbValue(st, (*st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
+	DdlnJsonbPush(st, DdlnJsonbInner(st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
 }
 
 static void
-DdlnJsonKey(JsonbParseState **st, const char *key)
+DdlnJsonKey(DdlnJsonbState *st, const char *key)
 {
 	JsonbValue	v;
 
 	v.type = jbvString;
 	v.val.string.val = (char *) key;
 	v.val.string.len = strlen(key);
-	(void) pushJsonbValue(st, WJB_KEY, &v);
+	DdlnJsonbPush(st, WJB_KEY, &v);
 }
 
 /* A string, or JSON null for NULL. */
 static void
-DdlnJsonString(JsonbParseState **st, const char *s)
+DdlnJsonString(DdlnJsonbState *st, const char *s)
 {
 	JsonbValue	v;
 
@@ -564,7 +569,7 @@ DdlnJsonString(JsonbParseState **st, const char *s)
 }
 
 static void
-DdlnJsonBool(JsonbParseState **st, bool b)
+DdlnJsonBool(DdlnJsonbState *st, bool b)
 {
 	JsonbValue	v;
 
@@ -574,31 +579,27 @@ DdlnJsonBool(JsonbParseState **st, bool b)
 }
 
 static void
-DdlnJsonInt(JsonbParseState **st, int64 i)
+DdlnJsonInt(DdlnJsonbState *st, int64 i)
 {
 	JsonbValue	v;
 
 	v.type = jbvNumeric;
-#if PG_VERSION_NUM >= 140000
 	v.val.numeric = int64_to_numeric(i);
-#else
-	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(int8_numeric, Int64GetDatum(i)));
-#endif
 	DdlnJsonPush(st, &v);
 }
 
 /* Open or close an object or array. */
 static void
-DdlnJsonToken(JsonbParseState **st, JsonbIteratorToken what)
+DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what)
 {
-	(void) pushJsonbValue(st, what, NULL);
+	DdlnJsonbPush(st, what, NULL);
 }
 
 /* Close the outermost object: the finished jsonb. */
 static Jsonb *
-DdlnJsonFinish(JsonbParseState **st)
+DdlnJsonFinish(DdlnJsonbState *st)
 {
-	return JsonbValueToJsonb(pushJsonbValue(st, WJB_END_OBJECT, NULL));
+	return DdlnJsonbFinish(st);
 }
 
 /* Equal strings, or both NULL. */
@@ -611,7 +612,7 @@ DdlnStrEq(const char *a, const char *b)
 static Jsonb *
 DdlnAlterTableDetails(CollectedCommand *cmd)
 {
-	JsonbParseState *st = NULL;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	ListCell   *lc;
 	List	   *seen_kinds = NIL;
 	List	   *seen_names = NIL;
@@ -637,10 +638,17 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 			 atc->subtype == AT_ReAddDomainConstraint || atc->subtype == AT_ReAddComment ||
 			 atc->subtype == AT_ReAddStatistics))
 			continue;
-		/* the same step repeated on inheritance children or partitions */
+		/*
+		 * the same step repeated on inheritance children or partitions; not
+		 * ATTACH/DETACH PARTITION, which name the partition (from 17 on) and
+		 * are never repeated
+		 */
 		if (sub->address.classId == RelationRelationId &&
 			OidIsValid(sub->address.objectId) &&
-			sub->address.objectId != cmd->d.alterTable.objectId)
+			sub->address.objectId != cmd->d.alterTable.objectId &&
+			!(known && (atc->subtype == AT_AttachPartition ||
+						atc->subtype == AT_DetachPartition ||
+						atc->subtype == AT_DetachPartitionFinalize)))
 			continue;
 
 		if (known)
@@ -716,7 +724,7 @@ DdlnGrantClassId(ObjectType objtype)
 static Jsonb *
 DdlnGrantDetails(InternalGrant *istmt)
 {
-	JsonbParseState *st = NULL;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	ListCell   *lc;
 
 	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
@@ -1007,7 +1015,7 @@ DdlnParentSchema(Oid classid, Oid objid)
 
 /* A text[] as a JSON array, NULL as JSON null. */
 static void
-DdlnJsonTextArray(JsonbParseState **st, bool isnull, Datum arr)
+DdlnJsonTextArray(DdlnJsonbState *st, bool isnull, Datum arr)
 {
 	Datum	   *elems;
 	bool	   *enulls;
@@ -1132,7 +1140,7 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 		bool		original = DatumGetBool(v[3]);
 		bool		normal = DatumGetBool(v[4]);
 		bool		is_temp = DatumGetBool(v[5]);
-		JsonbParseState *st = NULL;
+		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 
 		row.trigger_event = "sql_drop";
 		row.command_tag = tag;
@@ -1219,7 +1227,7 @@ capture_table_rewrite(PG_FUNCTION_ARGS)
 	ObjectAddress addr;
 	Oid			relid;
 	int			reason;
-	JsonbParseState *st = NULL;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 
 	relid = DatumGetObjectId(DirectFunctionCall1(pg_event_trigger_table_rewrite_oid,
 												 (Datum) 0));

@@ -71,9 +71,7 @@ static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 void		_PG_init(void);
 static void DdlnXactCallback(XactEvent event, void *arg);
 static void DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
-#if PG_VERSION_NUM >= 140000
 							   bool readOnlyTree,
-#endif
 							   ProcessUtilityContext context,
 							   ParamListInfo params, QueryEnvironment *queryEnv,
 							   DestReceiver *dest, QueryCompletion *qc);
@@ -235,9 +233,7 @@ DdlnXactCallback(XactEvent event, void *arg)
 
 static void
 DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
-#if PG_VERSION_NUM >= 140000
 				   bool readOnlyTree,
-#endif
 				   ProcessUtilityContext context,
 				   ParamListInfo params, QueryEnvironment *queryEnv,
 				   DestReceiver *dest, QueryCompletion *qc)
@@ -252,21 +248,12 @@ DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	ddln_statement.len = pstmt->stmt_len;
 	PG_TRY();
 	{
-#if PG_VERSION_NUM >= 140000
 		if (prev_ProcessUtility)
 			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
 		else
 			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 									params, queryEnv, dest, qc);
-#else
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, context,
-									params, queryEnv, dest, qc);
-#endif
 	}
 	PG_FINALLY();
 	{

@@ -233,9 +233,9 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	oslot = table_slot_create(order_rel, NULL);
 	eslot = table_slot_create(event_rel, NULL);
-	walk = index_beginscan(order_rel, order_idx, snap, 0, 0);
+	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 0, 0);
 	index_rescan(walk, NULL, 0, NULL, 0);
-	scan = index_beginscan(event_rel, event_idx, snap, 2, 0);
+	scan = DdlnIndexBeginScan(event_rel, event_idx, snap, 2, 0);
 
 	while (out->n < limit && bytes < max_bytes &&
 		   index_getnext_slot(walk, ForwardScanDirection, oslot))

@@ -4,28 +4,73 @@
  *	  The statement text an event stores in "query": secrets redacted, length
  *	  capped.  Capture (capture.c) calls it once per trigger call, as
  *	  DdlnCapQuery(DdlnRedactSecrets(DdlnCurrentStatementText())), when
- *	  ddl_notify.capture_query is on.
+ *	  ddl_notify.capture_query is on.  What users are told: docs/redaction.md.
  *
  * Rules kept here:
  * - Secrets are redacted by meaning, not by words found in the text
- *	 (DdlnRedactSecrets): the string constant given to an option named like
- *	 a password (password, passwd, secret, any case, however the name is
- *	 spelled) becomes '********'; a string constant that is a libpq
- *	 connection string, in keyword = value or URI form, keeps everything but
- *	 its password and sslpassword values.  Everything else, comments
- *	 included, is left byte for byte; a replaced constant spans exactly its
- *	 own text.  A statement that cannot hold such a secret (cheap test
- *	 first) is returned as it is.
- * - Constants and names are read with PostgreSQL's own scanner, so their
- *	 escapes are decoded before anything is decided; the scan emits no
- *	 warning (escape_string_warning is off for it).
+ *	 (DdlnRedactSecrets): the string constant given to a name like a
+ *	 password (password, passwd, secret, any case, however the name is
+ *	 spelled; an option, a role's PASSWORD, or "name = / := / => constant")
+ *	 becomes '********'; a string constant that is a libpq connection
+ *	 string, in keyword = value or URI form, keeps everything but its
+ *	 password and sslpassword values; the password of a URI
+ *	 (scheme://user:password@host) becomes ******** wherever it stands, in
+ *	 a comment too.  Everything else, comments included, is left byte for
+ *	 byte; a replaced constant spans exactly its own text.
+ *	 A statement that cannot hold such a secret (cheap test first) is
+ *	 returned as it is.
+ * - Constants inside constants: a constant that may hold a secret and is
+ *	 neither of the above (a function or DO body, an EXECUTE'd string, a
+ *	 string in another language's body) is read again as SQL text, to
+ *	 DDLN_REDACT_DEPTH levels, and written back with what that finds
+ *	 redacted (dollar quotes kept when they still fit).  Reading inside a
+ *	 constant is lenient: a quote left open runs to its end (a body in
+ *	 another language, a comment with an apostrophe); what still cannot be
+ *	 read (an open comment), or lies deeper than DDLN_REDACT_DEPTH, is
+ *	 replaced whole by '********'.
+ * - Redaction reads the text as the parser did, with its own small lexer
+ *	 (DdlnLex) that follows PostgreSQL's scanner (scan.l) in everything that
+ *	 decides where a constant or a quoted name begins and ends: comments
+ *	 (nested block comments, --), '...', E'...', N'...', B'...', X'...', U&'...',
+ *	 U&"...", "...", $tag$...$tag$, continuation of a quoted string over a
+ *	 newline; escapes are decoded before anything is decided.  It never
+ *	 raises an error, a warning or a notice (the core scanner's
+ *	 "identifier will be truncated" NOTICE, its errors on text read with
+ *	 other settings), needs no keyword list and includes none of the
+ *	 parser's headers (gram.h and gramparse.h are not installed from
+ *	 PostgreSQL 16 on), so it reads the same on every supported version.
+ *	 test/lexcheck/run.sh holds it to each version's own scanner.
+ * - Which settings did the parser use?  Only standard_conforming_strings
+ *	 changes where a constant ends (backslash_quote and
+ *	 escape_string_warning only decide whether the scanner complains).  The
+ *	 value in force now is not the one the parser used: a multi-statement
+ *	 string is scanned whole before its first statement runs, so a SET in
+ *	 it takes effect only for later strings; a prepared statement, a
+ *	 function's statements and an EXECUTE'd string were scanned whenever
+ *	 they were, and a function body is read again at each first call.  So
+ *	 both readings are taken (the second only when the text has a
+ *	 backslash, the one thing they can differ on): a reading that cannot
+ *	 scan the text (a quote left open, U&'...' with the setting off) is not
+ *	 the parser's and is dropped; what either remaining reading finds a
+ *	 secret is redacted, and where the two disagree about the same bytes,
+ *	 the union of both spans becomes '********'.  A redaction is never
+ *	 missed for not knowing the setting; at worst a few more bytes go.
+ *	 (PostgreSQL 19 has no standard_conforming_strings = off: there the
+ *	 second reading is never the parser's and can only add redactions; the
+ *	 code is the same on every version.)  Knowing the setting instead would
+ *	 mean recording it wherever a text is scanned (each query string, each
+ *	 prepared statement, each function's first call), which no single
+ *	 hook sees.
+ * - Fails closed: a statement neither reading can scan (it was parsed, so
+ *	 this means redaction misread it) is stored as DDLN_QUERY_WITHHELD,
+ *	 never as written.
  * - The text is then cut to ddl_notify.max_query_length bytes (-1: no
  *	 limit) at a character boundary, with a note of how much was cut
  *	 (DdlnCapQuery).  The cap comes after redaction, which must see the
  *	 whole statement; it is what bounds an event row.
  * - Pure functions of their argument and the settings: no catalog access,
- *	 no SQL, no state; results are palloc'd in the caller's context (or the
- *	 argument itself when nothing changed).
+ *	 no SQL, no state, no error of their own; results are palloc'd in the
+ *	 caller's context (or the argument itself when nothing changed).
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -33,34 +78,109 @@
  */
 #include "postgres.h"
 
-#include "common/keywords.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
-#include "parser/gramparse.h"
-#include "parser/scanner.h"
-#include "parser/scansup.h"
+#include "utils/memutils.h"
 
 #include "ddl_notify.h"
 
-/*
- * flex's accessor of the core scanner's current token text: exported by the
- * server (as every flex scanner's is) but declared in no header.  After
- * core_yylex() returned a quoted string constant it points just past the
- * constant's closing quote (the scanner looked ahead for a continuation and
- * gave the look-ahead back), after a dollar-quoted one at its closing
- * delimiter.
- */
-extern char *core_yyget_text(core_yyscan_t yyscanner);
+/* what a redacted constant becomes */
+#define DDLN_REDACTED		"'********'"
+#define DDLN_REDACTED_IDENT	"\"********\""
 
-/* One token of a statement, as redaction needs it. */
+/* what a statement redaction cannot read is stored as */
+#define DDLN_QUERY_WITHHELD \
+	"/* ddl_notify: statement text withheld, it could not be read for redaction */"
+
+/* how deep constants inside constants are read as SQL text */
+#define DDLN_REDACT_DEPTH	4
+
+/* The kinds of token redaction tells apart. */
+typedef enum DdlnTokKind
+{
+	DDLN_TK_WORD,				/* keyword or unquoted identifier */
+	DDLN_TK_QIDENT,				/* "..." */
+	DDLN_TK_UIDENT,				/* U&"..." */
+	DDLN_TK_STRING,				/* '...', E'...', N'...', $tag$...$tag$ */
+	DDLN_TK_USTRING,			/* U&'...' */
+	DDLN_TK_OTHER				/* operator, punctuation, number, B'', X'' */
+} DdlnTokKind;
+
+/* One token of a text, as redaction needs it. */
 typedef struct DdlnToken
 {
-	int			tok;
+	DdlnTokKind kind;
 	int			start;			/* offset of its first byte */
-	int			end;			/* past its last byte (string constants) */
-	char	   *str;			/* IDENT, UIDENT, SCONST, USCONST: value as
-								 * the scanner gives it */
+	int			end;			/* offset past its last byte */
+	char	   *value;			/* quoted names and constants: the value (U&
+								 * ones with their escapes still in); else
+								 * NULL (a word is read from the text) */
+	char	   *dollar;			/* a dollar-quoted constant's delimiter */
 } DdlnToken;
+
+typedef struct DdlnTokens
+{
+	const char *q;				/* the text they are read from */
+	DdlnToken  *t;
+	int			n;
+	int			max;
+} DdlnTokens;
+
+/*
+ * What reading a constant as SQL text gave (DdlnRedactText), kept by the
+ * first reading of a text for the second: both see most constants alike.
+ */
+typedef struct DdlnInner
+{
+	int			start;
+	int			end;
+	const char *value;
+	char	   *inner;
+} DdlnInner;
+
+typedef struct DdlnInners
+{
+	DdlnInner  *e;
+	int			n;
+	int			max;
+} DdlnInners;
+
+/* One replacement of the bytes [start, end) of a text. */
+typedef struct DdlnEdit
+{
+	int			start;
+	int			end;
+	const char *text;
+} DdlnEdit;
+
+typedef struct DdlnEdits
+{
+	DdlnEdit   *e;
+	int			n;
+	int			max;
+} DdlnEdits;
+
+/* How a quoted constant's body is read. */
+typedef enum DdlnQuoting
+{
+	DDLN_Q_PLAIN,				/* '' is a quote (standard strings, U&'') */
+	DDLN_Q_ESCAPE,				/* and backslash escapes (E'', and '' with
+								 * standard_conforming_strings off) */
+	DDLN_Q_BIT					/* the next quote ends it (B'', X'') */
+} DdlnQuoting;
+
+/* scan.l's character classes */
+#define DDLN_IS_IDSTART(c) \
+	(((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z') || \
+	 (c) == '_' || (unsigned char) (c) >= 0x80)
+#define DDLN_IS_DIGIT(c)	((c) >= '0' && (c) <= '9')
+#define DDLN_IS_IDCONT(c)	(DDLN_IS_IDSTART(c) || DDLN_IS_DIGIT(c) || (c) == '$')
+#define DDLN_IS_HSPACE(c)	((c) == ' ' || (c) == '\t' || (c) == '\f' || (c) == '\v')
+#define DDLN_IS_NEWLINE(c)	((c) == '\n' || (c) == '\r')
+#define DDLN_IS_SPACE(c)	(DDLN_IS_HSPACE(c) || DDLN_IS_NEWLINE(c))
+#define DDLN_IS_OPCHAR(c)	((c) != '\0' && strchr("~!@#^&|`?+-*/%<>=:", (c)) != NULL)
+
+static char *DdlnRedactText(const char *q, int len, bool lenient, int depth);
 
 /* Is this option name (decoded, any case) one whose value is a secret? */
 static bool
@@ -96,6 +216,24 @@ DdlnHexValue(char c)
 	return -1;
 }
 
+/* Code point "c" in the database encoding, '?' where it has none. */
+static void
+DdlnAppendCodePoint(StringInfo out, pg_wchar c)
+{
+	if (c > 0 && c < 0x80)
+		appendStringInfoChar(out, (char) c);
+	else if (GetDatabaseEncoding() == PG_UTF8 && c > 0 &&
+			 is_valid_unicode_codepoint(c))
+	{
+		unsigned char buf[8];
+
+		unicode_to_utf8(c, buf);
+		appendBinaryStringInfo(out, (char *) buf, pg_utf_mblen(buf));
+	}
+	else
+		appendStringInfoChar(out, '?');
+}
+
 /*
  * The value of a U&'...' constant or U&"..." identifier (the scanner leaves
  * its escapes to the grammar): \XXXX and \+XXXXXX with "esc" for the
@@ -107,7 +245,6 @@ static char *
 DdlnDecodeUnicode(const char *s, char esc)
 {
 	StringInfoData out;
-	bool		utf8 = (GetDatabaseEncoding() == PG_UTF8);
 
 	initStringInfo(&out);
 	while (*s)
@@ -148,17 +285,7 @@ DdlnDecodeUnicode(const char *s, char esc)
 			continue;
 		}
 		s = p + ndigits;
-		if (c > 0 && c < 0x80)
-			appendStringInfoChar(&out, (char) c);
-		else if (utf8 && is_valid_unicode_codepoint(c))
-		{
-			unsigned char buf[8];
-
-			unicode_to_utf8(c, buf);
-			appendBinaryStringInfo(&out, (char *) buf, pg_utf_mblen(buf));
-		}
-		else
-			appendStringInfoChar(&out, '?');
+		DdlnAppendCodePoint(&out, c);
 	}
 	return out.data;
 }
@@ -208,11 +335,13 @@ DdlnRedactConninfo(const char *v)
 	bool		redacted = false;
 	size_t		prefix = 0;
 
-	initStringInfo(&out);
 	if (pg_strncasecmp(v, "postgresql://", 13) == 0)
 		prefix = 13;
 	else if (pg_strncasecmp(v, "postgres://", 11) == 0)
 		prefix = 11;
+	else if (strstr(v, "password") == NULL)
+		return NULL;			/* libpq's keywords have no escapes */
+	initStringInfo(&out);
 	if (prefix > 0)
 	{
 		const char *auth = v + prefix;
@@ -334,6 +463,58 @@ DdlnRedactConninfo(const char *v)
 	return redacted ? out.data : NULL;
 }
 
+/*
+ * "s" with the password of every URI in it replaced by ********
+ * (scheme://user:password@host...), wherever in the text the URI stands:
+ * NULL if it has none.  A URI's password is a secret by its place, whatever
+ * the text around it (a string in a body, a message, an HTTP address).
+ */
+static char *
+DdlnRedactUriPasswords(const char *s)
+{
+	StringInfoData out;
+	const char *copied = s;
+	const char *p = s;
+	bool		redacted = false;
+
+	if (strstr(s, "://") == NULL)
+		return NULL;
+	initStringInfo(&out);
+	while ((p = strstr(p, "://")) != NULL)
+	{
+		const char *auth = p + 3;
+		size_t		authlen = strcspn(auth, "/?#'\" \t\n\r");
+		const char *at = NULL;
+		const char *colon;
+
+		/* a scheme before it: letters, digits, + - . */
+		if (p == s || !((p[-1] >= 'a' && p[-1] <= 'z') ||
+						(p[-1] >= 'A' && p[-1] <= 'Z') || DDLN_IS_DIGIT(p[-1]) ||
+						p[-1] == '+' || p[-1] == '-' || p[-1] == '.'))
+		{
+			p = auth;
+			continue;
+		}
+		for (const char *c = auth; c < auth + authlen; c++)
+			if (*c == '@')
+				at = c;
+		colon = at ? memchr(auth, ':', at - auth) : NULL;
+		if (colon != NULL &&
+			!(at - colon - 1 == 8 && strncmp(colon + 1, "********", 8) == 0))
+		{
+			appendBinaryStringInfo(&out, copied, colon + 1 - copied);
+			appendStringInfoString(&out, "********");
+			copied = at;
+			redacted = true;
+		}
+		p = auth + authlen;
+	}
+	if (!redacted)
+		return NULL;
+	appendStringInfoString(&out, copied);
+	return out.data;
+}
+
 /* "s" as a string constant that reads the same whatever the settings. */
 static void
 DdlnAppendLiteral(StringInfo out, const char *s)
@@ -352,153 +533,766 @@ DdlnAppendLiteral(StringInfo out, const char *s)
 	appendStringInfoChar(out, '\'');
 }
 
-/*
- * The escape character of the U&'...' or U&"..." token at i: that of a
- * UESCAPE 'c' clause after it, else a backslash.
- */
-static char
-DdlnUnicodeEscape(const DdlnToken *t, int n, int i)
+/* "s" as a quoted name: "..." with its double quotes doubled. */
+static void
+DdlnAppendIdent(StringInfo out, const char *s)
 {
-	if (i + 2 < n && t[i + 1].tok == UESCAPE && t[i + 2].tok == SCONST &&
-		t[i + 2].str != NULL && t[i + 2].str[0] != '\0')
-		return t[i + 2].str[0];
-	return '\\';
+	appendStringInfoChar(out, '"');
+	for (; *s; s++)
+	{
+		if (*s == '"')
+			appendStringInfoChar(out, '"');
+		appendStringInfoChar(out, *s);
+	}
+	appendStringInfoChar(out, '"');
 }
 
 /*
- * The name a token gives an option, lower case, decoded; NULL for a token
- * that is no name (a constant, an operator, punctuation).
+ * "s", a constant's or a quoted name's new value, written back as the token
+ * was: a quoted name as one, a dollar-quoted constant between its delimiter
+ * when that still ends exactly after it, any other constant as a literal
+ * that reads the same whatever the settings.
  */
 static char *
-DdlnTokenName(const char *query, const DdlnToken *t, int n, int i)
+DdlnRequote(const char *s, const DdlnToken *t)
 {
-	const char *p = query + t[i].start;
-	int			len = 0;
+	StringInfoData out;
+	char	   *result;
 
-	if (t[i].tok == IDENT)
-		return t[i].str;
-	if (t[i].tok == UIDENT)
-		return DdlnDecodeUnicode(t[i].str, DdlnUnicodeEscape(t, n, i));
-	if (t[i].tok == SCONST || t[i].tok == USCONST || t[i].tok == BCONST ||
-		t[i].tok == XCONST || t[i].tok == ICONST || t[i].tok == FCONST ||
-		t[i].tok == PARAM || t[i].tok == Op)
+	initStringInfo(&out);
+	if (t->kind == DDLN_TK_QIDENT || t->kind == DDLN_TK_UIDENT)
+		DdlnAppendIdent(&out, s);
+	else if (t->dollar != NULL)
+	{
+		size_t		dlen = strlen(t->dollar);
+
+		appendStringInfo(&out, "%s%s%s", t->dollar, s, t->dollar);
+		/* the delimiter's first occurrence after the opening must close it */
+		if (strstr(out.data + dlen, t->dollar) != out.data + dlen + strlen(s))
+		{
+			resetStringInfo(&out);
+			DdlnAppendLiteral(&out, s);
+		}
+	}
+	else
+		DdlnAppendLiteral(&out, s);
+	/* many constants may be rewritten: give the buffer back */
+	result = pstrdup(out.data);
+	pfree(out.data);
+	return result;
+}
+
+static void
+DdlnAddToken(DdlnTokens *toks, DdlnTokKind kind, int start, int end,
+			 char *value, char *dollar)
+{
+	DdlnToken  *t;
+
+	if (toks->n == toks->max)
+	{
+		toks->max = Max(toks->max * 2, 64);
+		toks->t = toks->t ? repalloc(toks->t, sizeof(DdlnToken) * toks->max) :
+			palloc(sizeof(DdlnToken) * toks->max);
+	}
+	t = &toks->t[toks->n++];
+	t->kind = kind;
+	t->start = start;
+	t->end = end;
+	t->value = value;
+	t->dollar = dollar;
+}
+
+static void
+DdlnAddEdit(DdlnEdits *edits, int start, int end, const char *text)
+{
+	if (edits->n == edits->max)
+	{
+		edits->max = Max(edits->max * 2, 16);
+		edits->e = edits->e ? repalloc(edits->e, sizeof(DdlnEdit) * edits->max) :
+			palloc(sizeof(DdlnEdit) * edits->max);
+	}
+	edits->e[edits->n].start = start;
+	edits->e[edits->n].end = end;
+	edits->e[edits->n].text = text;
+	edits->n++;
+}
+
+/*
+ * The backslash escape at q[p] of an E'...' constant (p + 1 < len): its
+ * value appended to "val", the offset past it returned.  As scan.l reads
+ * them: \ooo octal, \xhh hex, \uXXXX and \UXXXXXXXX code points, \b \f \n
+ * \r \t \v, any other character itself.  Never fails: a value the parser
+ * would refuse becomes '?' (it was not the parser's reading then).
+ */
+static int
+DdlnUnescape(const char *q, int len, int p, StringInfo val)
+{
+	char		c = q[p + 1];
+	int			v = 0;
+	int			k;
+
+	if (c >= '0' && c <= '7')
+	{
+		for (k = 0, p++; k < 3 && p < len && q[p] >= '0' && q[p] <= '7'; k++, p++)
+			v = v * 8 + (q[p] - '0');
+		appendStringInfoChar(val, (v & 0xFF) ? (char) (v & 0xFF) : '?');
+		return p;
+	}
+	if (c == 'x' && p + 2 < len && DdlnHexValue(q[p + 2]) >= 0)
+	{
+		p += 2;
+		for (k = 0; k < 2 && p < len && DdlnHexValue(q[p]) >= 0; k++, p++)
+			v = v * 16 + DdlnHexValue(q[p]);
+		appendStringInfoChar(val, v ? (char) v : '?');
+		return p;
+	}
+	if (c == 'u' || c == 'U')
+	{
+		int			ndigits = (c == 'u') ? 4 : 8;
+		pg_wchar	cp = 0;
+
+		for (k = 0; k < ndigits; k++)
+		{
+			if (p + 2 + k >= len || DdlnHexValue(q[p + 2 + k]) < 0)
+				break;
+			cp = (cp << 4) | DdlnHexValue(q[p + 2 + k]);
+		}
+		if (k == ndigits)
+		{
+			DdlnAppendCodePoint(val, cp);
+			return p + 2 + ndigits;
+		}
+	}
+	switch (c)
+	{
+		case 'b':
+			c = '\b';
+			break;
+		case 'f':
+			c = '\f';
+			break;
+		case 'n':
+			c = '\n';
+			break;
+		case 'r':
+			c = '\r';
+			break;
+		case 't':
+			c = '\t';
+			break;
+		case 'v':
+			c = '\v';
+			break;
+		default:
+			break;
+	}
+	appendStringInfoChar(val, c);
+	return p + 2;
+}
+
+/*
+ * Past the closing quote at q[p - 1] of a quoted constant: the offset of
+ * the quote that continues it, or -1.  scan.l's quotecontinue: horizontal
+ * space and -- comments, a newline, then any white space and -- comments
+ * each ended by a newline, then a quote.
+ */
+static int
+DdlnContinuation(const char *q, int len, int p)
+{
+	for (;;)
+	{
+		if (p < len && DDLN_IS_HSPACE(q[p]))
+			p++;
+		else if (p + 1 < len && q[p] == '-' && q[p + 1] == '-')
+		{
+			while (p < len && !DDLN_IS_NEWLINE(q[p]))
+				p++;
+		}
+		else
+			break;
+	}
+	if (p >= len || !DDLN_IS_NEWLINE(q[p]))
+		return -1;
+	for (p++; p < len;)
+	{
+		if (DDLN_IS_SPACE(q[p]))
+			p++;
+		else if (p + 1 < len && q[p] == '-' && q[p + 1] == '-')
+		{
+			while (p < len && !DDLN_IS_NEWLINE(q[p]))
+				p++;
+			if (p >= len)
+				return -1;
+			p++;
+		}
+		else
+			break;
+	}
+	return (p < len && q[p] == '\'') ? p : -1;
+}
+
+/*
+ * The quoted constant whose opening quote is at q[*p], with its
+ * continuations: its value appended to "val", *p set past it.  False if it
+ * is left open, unless "lenient" (it then runs to the end of the text).
+ */
+static bool
+DdlnLexQuoted(const char *q, int len, int *pp, DdlnQuoting how, bool lenient,
+			  StringInfo val)
+{
+	int			p = *pp + 1;
+
+	for (;;)
+	{
+		if (p >= len || (how == DDLN_Q_ESCAPE && q[p] == '\\' && p + 1 >= len))
+		{
+			*pp = len;
+			return lenient;
+		}
+		if (q[p] == '\'')
+		{
+			int			next;
+
+			if (how != DDLN_Q_BIT && p + 1 < len && q[p + 1] == '\'')
+			{
+				appendStringInfoChar(val, '\'');
+				p += 2;
+				continue;
+			}
+			next = DdlnContinuation(q, len, p + 1);
+			if (next < 0)
+			{
+				*pp = p + 1;
+				return true;
+			}
+			p = next + 1;
+			continue;
+		}
+		if (how == DDLN_Q_ESCAPE && q[p] == '\\')
+		{
+			p = DdlnUnescape(q, len, p, val);
+			continue;
+		}
+		appendStringInfoChar(val, q[p++]);
+	}
+}
+
+/*
+ * The quoted name whose opening double quote is at q[*p]: its value
+ * appended to "val", *p set past it.  False if it is left open, unless
+ * "lenient".
+ */
+static bool
+DdlnLexQuotedName(const char *q, int len, int *pp, bool lenient, StringInfo val)
+{
+	int			p = *pp + 1;
+
+	while (p < len)
+	{
+		if (q[p] == '"')
+		{
+			if (p + 1 < len && q[p + 1] == '"')
+			{
+				appendStringInfoChar(val, '"');
+				p += 2;
+				continue;
+			}
+			*pp = p + 1;
+			return true;
+		}
+		appendStringInfoChar(val, q[p++]);
+	}
+	*pp = len;
+	return lenient;
+}
+
+/*
+ * Read the text q[0, len) into tokens as PostgreSQL's scanner would with
+ * standard_conforming_strings "scs".  False where that scanner would stop
+ * with an error that decides nothing but whether this is the parser's
+ * reading: a comment, quoted name or constant left open (unless "lenient":
+ * then only a comment), U&'...' with standard_conforming_strings off.
+ * Everything else is read without complaint: a reading is dropped only when
+ * the parser certainly did not read the text so.
+ */
+static bool
+DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
+{
+	int			p = 0;
+	StringInfoData val;			/* a quoted token's value, copied out */
+
+	toks->q = q;
+	initStringInfo(&val);
+	while (p < len)
+	{
+		char		c = q[p];
+		char		c1 = (p + 1 < len) ? q[p + 1] : '\0';
+		char		c2 = (p + 2 < len) ? q[p + 2] : '\0';
+		int			start = p;
+
+		if (DDLN_IS_SPACE(c))
+		{
+			p++;
+			continue;
+		}
+		if (c == '-' && c1 == '-')
+		{
+			while (p < len && !DDLN_IS_NEWLINE(q[p]))
+				p++;
+			continue;
+		}
+		if (c == '/' && c1 == '*')
+		{
+			int			depth = 1;
+
+			for (p += 2; p < len && depth > 0; p++)
+			{
+				if (q[p] == '/' && p + 1 < len && q[p + 1] == '*')
+					depth++, p++;
+				else if (q[p] == '*' && p + 1 < len && q[p + 1] == '/')
+					depth--, p++;
+			}
+			if (depth > 0)
+				return false;	/* even leniently: it would hide the rest */
+			continue;
+		}
+
+		resetStringInfo(&val);
+		if (c == '\'' ||
+			((c == 'e' || c == 'E' || c == 'n' || c == 'N') && c1 == '\''))
+		{
+			/* N'...' reads as '...' does */
+			DdlnQuoting how = (c == 'e' || c == 'E' || !scs) ?
+				DDLN_Q_ESCAPE : DDLN_Q_PLAIN;
+
+			if (c != '\'')
+				p++;
+			if (!DdlnLexQuoted(q, len, &p, how, lenient, &val))
+				return false;
+			DdlnAddToken(toks, DDLN_TK_STRING, start, p,
+						 pnstrdup(val.data, val.len), NULL);
+		}
+		else if ((c == 'b' || c == 'B' || c == 'x' || c == 'X') && c1 == '\'')
+		{
+			p++;
+			if (!DdlnLexQuoted(q, len, &p, DDLN_Q_BIT, lenient, &val))
+				return false;
+			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
+		}
+		else if ((c == 'u' || c == 'U') && c1 == '&' && c2 == '\'')
+		{
+			if (!scs)
+				return false;	/* "unsafe use of string constant with
+								 * Unicode escapes" */
+			p += 2;
+			if (!DdlnLexQuoted(q, len, &p, DDLN_Q_PLAIN, lenient, &val))
+				return false;
+			DdlnAddToken(toks, DDLN_TK_USTRING, start, p,
+						 pnstrdup(val.data, val.len), NULL);
+		}
+		else if ((c == 'u' || c == 'U') && c1 == '&' && c2 == '"')
+		{
+			p += 2;
+			if (!DdlnLexQuotedName(q, len, &p, lenient, &val))
+				return false;
+			DdlnAddToken(toks, DDLN_TK_UIDENT, start, p,
+						 pnstrdup(val.data, val.len), NULL);
+		}
+		else if (c == '"')
+		{
+			if (!DdlnLexQuotedName(q, len, &p, lenient, &val))
+				return false;
+			DdlnAddToken(toks, DDLN_TK_QIDENT, start, p,
+						 pnstrdup(val.data, val.len), NULL);
+		}
+		else if (DDLN_IS_IDSTART(c))
+		{
+			while (p < len && DDLN_IS_IDCONT(q[p]))
+				p++;
+			DdlnAddToken(toks, DDLN_TK_WORD, start, p, NULL, NULL);
+		}
+		else if (c == '$' && DDLN_IS_DIGIT(c1))
+		{
+			/* a parameter, $1 */
+			for (p++; p < len && DDLN_IS_DIGIT(q[p]); p++)
+				;
+			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
+		}
+		else if (c == '$')
+		{
+			int			t = p + 1;
+
+			if (t < len && DDLN_IS_IDSTART(q[t]))
+				while (t < len && (DDLN_IS_IDSTART(q[t]) || DDLN_IS_DIGIT(q[t])))
+					t++;
+			if (t < len && q[t] == '$')
+			{
+				/*
+				 * $tag$: the body ends at the delimiter's first occurrence
+				 * (scan.l gives back the last $ of any other $tag$ it meets)
+				 */
+				char	   *delim = pnstrdup(q + p, t + 1 - p);
+				int			dlen = t + 1 - p;
+				int			b = t + 1;
+				int			e;
+
+				for (e = b; e + dlen <= len; e++)
+					if (q[e] == '$' && memcmp(q + e, delim, dlen) == 0)
+						break;
+				if (e + dlen > len)
+				{
+					if (!lenient)
+						return false;
+					e = len;
+					p = len;
+				}
+				else
+					p = e + dlen;
+				appendBinaryStringInfo(&val, q + b, e - b);
+				DdlnAddToken(toks, DDLN_TK_STRING, start, p,
+							 pnstrdup(val.data, val.len), delim);
+			}
+			else
+			{
+				p++;
+				DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
+			}
+		}
+		else if (DDLN_IS_DIGIT(c) || (c == '.' && DDLN_IS_DIGIT(c1)))
+		{
+			/*
+			 * A number: digits, a fraction, an exponent.  What may follow
+			 * it (letters the parser refuses, 16's 0x1F and 1_000) begins
+			 * no quoted token here, so it is read as a word or an operator.
+			 */
+			while (p < len && DDLN_IS_DIGIT(q[p]))
+				p++;
+			if (p + 1 < len && q[p] == '.' && q[p + 1] != '.')
+				for (p++; p < len && DDLN_IS_DIGIT(q[p]); p++)
+					;
+			if (p < len && (q[p] == 'e' || q[p] == 'E'))
+			{
+				int			x = p + 1;
+
+				if (x < len && (q[x] == '+' || q[x] == '-'))
+					x++;
+				if (x < len && DDLN_IS_DIGIT(q[x]))
+					for (p = x; p < len && DDLN_IS_DIGIT(q[p]); p++)
+						;
+			}
+			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
+		}
+		else if (DDLN_IS_OPCHAR(c))
+		{
+			/* an operator, ended where a comment begins */
+			for (p++; p < len && DDLN_IS_OPCHAR(q[p]); p++)
+				if ((q[p] == '-' && p + 1 < len && q[p + 1] == '-') ||
+					(q[p] == '/' && p + 1 < len && q[p + 1] == '*'))
+					break;
+			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
+		}
+		else
+		{
+			p++;
+			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
+		}
+	}
+	return true;
+}
+
+/* Is token i (a word or an operator) "w", in any case? */
+static bool
+DdlnTokenIs(const DdlnTokens *toks, int i, DdlnTokKind kind, const char *w)
+{
+	const DdlnToken *t = &toks->t[i];
+	int			len = strlen(w);
+
+	return t->kind == kind && t->end - t->start == len &&
+		pg_strncasecmp(toks->q + t->start, w, len) == 0;
+}
+
+/* Is token i a U& token's UESCAPE 'c' clause's start (UESCAPE, then 'c')? */
+static bool
+DdlnIsUescapeClause(const DdlnTokens *toks, int i)
+{
+	return i + 1 < toks->n &&
+		DdlnTokenIs(toks, i, DDLN_TK_WORD, "uescape") &&
+		toks->t[i + 1].kind == DDLN_TK_STRING &&
+		toks->t[i + 1].dollar == NULL &&
+		toks->t[i + 1].value[0] != '\0';
+}
+
+/* The value of the U& token i, decoded with its UESCAPE clause if any. */
+static char *
+DdlnUnicodeValue(const DdlnTokens *toks, int i)
+{
+	char		esc = '\\';
+
+	if (DdlnIsUescapeClause(toks, i + 1))
+		esc = toks->t[i + 2].value[0];
+	return DdlnDecodeUnicode(toks->t[i].value, esc);
+}
+
+/*
+ * The name given to the constant at token i, if any: the word or quoted
+ * name before it (before its "=", ":=" or "=>"; before the UESCAPE clause
+ * of a U&"..." name), decoded; NULL when a constant, an operator or
+ * punctuation comes before it.
+ */
+static char *
+DdlnNameBefore(const DdlnTokens *toks, int i)
+{
+	int			j = i - 1;
+	const DdlnToken *t;
+
+	if (j >= 0 && (DdlnTokenIs(toks, j, DDLN_TK_OTHER, "=") ||
+				   DdlnTokenIs(toks, j, DDLN_TK_OTHER, ":=") ||
+				   DdlnTokenIs(toks, j, DDLN_TK_OTHER, "=>")))
+		j--;
+	if (j >= 2 && toks->t[j - 2].kind == DDLN_TK_UIDENT &&
+		DdlnIsUescapeClause(toks, j - 1))
+		j -= 2;
+	if (j < 0)
 		return NULL;
-	/* a keyword: its letters as written */
-	while (isalpha((unsigned char) p[len]) || p[len] == '_')
-		len++;
-	return len > 0 ? downcase_identifier(p, len, false, false) : NULL;
+	t = &toks->t[j];
+	switch (t->kind)
+	{
+		case DDLN_TK_WORD:
+			return pnstrdup(toks->q + t->start, t->end - t->start);
+		case DDLN_TK_QIDENT:
+			return t->value;
+		case DDLN_TK_UIDENT:
+			return DdlnUnicodeValue(toks, j);
+		default:
+			return NULL;
+	}
+}
+
+/*
+ * A constant's value read as SQL text (DdlnRedactText one level deeper),
+ * taken from "inners" when the other reading of the same text read the same
+ * constant, else read and added there.
+ */
+static char *
+DdlnInnerText(DdlnInners *inners, const DdlnToken *t, const char *value,
+			  int depth)
+{
+	int			lo = 0;
+	int			hi = inners->n - 1;
+	char	   *inner;
+
+	/* the first reading adds them in order of their start */
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		DdlnInner  *e = &inners->e[mid];
+
+		if (e->start == t->start)
+		{
+			if (e->end == t->end && strcmp(e->value, value) == 0)
+				return e->inner;
+			break;
+		}
+		if (e->start < t->start)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	inner = DdlnRedactText(value, strlen(value), true, depth + 1);
+	if (inners->n == 0 || inners->e[inners->n - 1].start < t->start)
+	{
+		if (inners->n == inners->max)
+		{
+			inners->max = Max(inners->max * 2, 16);
+			inners->e = inners->e ?
+				repalloc(inners->e, sizeof(DdlnInner) * inners->max) :
+				palloc(sizeof(DdlnInner) * inners->max);
+		}
+		inners->e[inners->n].start = t->start;
+		inners->e[inners->n].end = t->end;
+		inners->e[inners->n].value = value;
+		inners->e[inners->n].inner = inner;
+		inners->n++;
+	}
+	return inner;
+}
+
+/*
+ * One reading of the text q[0, len) (standard_conforming_strings "scs"):
+ * the replacements it asks for added to "edits".  False if the text cannot
+ * be read so (DdlnLex).  "depth": how many constants the text is inside;
+ * "inners": what reading its constants as SQL text gave, shared by the two
+ * readings.
+ */
+static bool
+DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
+				 DdlnEdits *edits, DdlnInners *inners)
+{
+	DdlnTokens	toks = {NULL, NULL, 0, 0};
+
+	if (!DdlnLex(q, len, scs, lenient, &toks))
+		return false;
+	for (int i = 0; i < toks.n; i++)
+	{
+		DdlnToken  *t = &toks.t[i];
+		bool		is_name = (t->kind == DDLN_TK_QIDENT ||
+								t->kind == DDLN_TK_UIDENT);
+		int			end = t->end;
+		char	   *value = t->value;
+		char	   *redacted;
+		const char *text = NULL;
+
+		if (!is_name && t->kind != DDLN_TK_STRING && t->kind != DDLN_TK_USTRING)
+			continue;
+		if (t->kind == DDLN_TK_USTRING || t->kind == DDLN_TK_UIDENT)
+		{
+			value = DdlnUnicodeValue(&toks, i);
+			if (DdlnIsUescapeClause(&toks, i + 1))
+			{
+				/* the clause goes with it */
+				end = toks.t[i + 2].end;
+				i += 2;
+			}
+		}
+		if (DdlnIsSecretName(DdlnNameBefore(&toks, t - toks.t)))
+			text = is_name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
+		else if ((redacted = DdlnRedactConninfo(value)) != NULL)
+			text = DdlnRequote(redacted, t);
+		else if (DdlnMayHoldSecret(value))
+		{
+			/*
+			 * text inside a constant (a body, an EXECUTE'd string): read as
+			 * SQL, then the passwords of the URIs left anywhere in it
+			 */
+			char	   *inner = NULL;
+
+			if (depth < DDLN_REDACT_DEPTH)
+				inner = DdlnInnerText(inners, t, value, depth);
+			if (inner == NULL)
+				text = is_name ? DDLN_REDACTED_IDENT : DDLN_REDACTED;
+			else
+			{
+				if ((redacted = DdlnRedactUriPasswords(inner)) != NULL)
+					inner = redacted;
+				if (inner != value)
+					text = DdlnRequote(inner, t);
+			}
+		}
+		if (text != NULL)
+			DdlnAddEdit(edits, t->start, end, text);
+	}
+	return true;
+}
+
+static int
+DdlnEditCmp(const void *a, const void *b)
+{
+	const DdlnEdit *x = a;
+	const DdlnEdit *y = b;
+
+	if (x->start != y->start)
+		return (x->start < y->start) ? -1 : 1;
+	if (x->end != y->end)
+		return (x->end < y->end) ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The text q[0, len) (NUL-terminated there) with its secrets redacted,
+ * read both ways standard_conforming_strings may have read it: q itself if
+ * nothing is to be redacted, NULL if neither reading can scan it.  Where
+ * the two readings' replacements overlap and differ, the union of their
+ * spans becomes '********'.
+ */
+static char *
+DdlnRedactText(const char *q, int len, bool lenient, int depth)
+{
+	DdlnEdits	edits = {NULL, 0, 0};
+	DdlnInners	inners = {NULL, 0, 0};
+	bool		on;
+	bool		off = false;
+	StringInfoData out;
+	int			copied = 0;
+
+	on = DdlnReadingEdits(q, len, true, lenient, depth, &edits, &inners);
+	/* without a backslash the readings differ only in refusing U&'' */
+	if (memchr(q, '\\', len) != NULL)
+		off = DdlnReadingEdits(q, len, false, lenient, depth, &edits, &inners);
+	if (!on && !off)
+		return NULL;
+	if (edits.n == 0)
+		return (char *) q;
+
+	qsort(edits.e, edits.n, sizeof(DdlnEdit), DdlnEditCmp);
+	initStringInfo(&out);
+	for (int i = 0; i < edits.n;)
+	{
+		DdlnEdit   *e = &edits.e[i];
+		int			end = e->end;
+		bool		same = true;
+
+		for (i++; i < edits.n && edits.e[i].start < end; i++)
+		{
+			if (edits.e[i].start != e->start || edits.e[i].end != e->end ||
+				strcmp(edits.e[i].text, e->text) != 0)
+				same = false;
+			end = Max(end, edits.e[i].end);
+		}
+		appendBinaryStringInfo(&out, q + copied, e->start - copied);
+		appendStringInfoString(&out, same ? e->text : DDLN_REDACTED);
+		copied = end;
+	}
+	appendBinaryStringInfo(&out, q + copied, len - copied);
+	return out.data;
 }
 
 /*
  * Statement text with secrets replaced, decided by what the statement says
- * rather than by words found in it:
- * - the string constant given to an option named like a password
- *	 (password, passwd, secret, in any case, however the name is spelled:
- *	 OPTIONS (password '...') of a USER MAPPING, SERVER or FOREIGN TABLE)
- *	 becomes '********';
- * - a string constant that is a libpq connection string (CREATE and ALTER
- *	 SUBSCRIPTION ... CONNECTION, a conninfo option), in keyword = value or
- *	 URI form, keeps everything but its password and sslpassword values.
- * Constants and names are read with PostgreSQL's own scanner, so their
- * escapes (E'\x70assword=...', U&'p\0061ssword=...', U&"p\0061ssword") are
+ * rather than by words found in it (see the file's header):
+ * - the constant given to a name like a password (password, passwd,
+ *	 secret, in any case, however the name is spelled: OPTIONS (password
+ *	 '...') of a USER MAPPING, SERVER or FOREIGN TABLE, a role's PASSWORD
+ *	 '...', "name = / := / => constant") becomes '********';
+ * - a constant that is a libpq connection string (CREATE and ALTER
+ *	 SUBSCRIPTION ... CONNECTION, a conninfo option, dblink_connect's
+ *	 argument), in keyword = value or URI form, keeps everything but its
+ *	 password and sslpassword values;
+ * - the same inside constants (function and DO bodies, EXECUTE'd strings);
+ * - the password of any URI (scheme://user:password@host), wherever it is.
+ * Escapes (E'\x70assword=...', U&'p\0061ssword=...', U&"p\0061ssword") are
  * decoded before anything is decided, and comments are not tokens: a
  * comment mentioning a password changes nothing around it.  Each constant
  * replaced spans exactly its own text.  Statements that cannot hold such a
- * secret are returned as they are.
+ * secret are returned as they are; one redaction cannot read is returned
+ * as DDLN_QUERY_WITHHELD.  Never raises an error, a warning or a notice.
  */
 char *
 DdlnRedactSecrets(const char *query)
 {
-	core_yyscan_t scanner;
-	core_yy_extra_type extra;
-	core_YYSTYPE lval;
-	YYLTYPE		loc;
-	StringInfoData out;
-	DdlnToken  *t;
-	int			n = 0;
-	int			max = 64;
-	int			copied = 0;
-	int			len;
+	MemoryContext work;
+	MemoryContext caller;
+	char	   *result;
+	char	   *uris;
 
 	if (query == NULL)
 		return NULL;
 	if (!DdlnMayHoldSecret(query))
 		return (char *) query;
 
-	len = strlen(query);
-	t = palloc(sizeof(DdlnToken) * max);
-	scanner = scanner_init(query, &extra, &ScanKeywords, ScanKeywordTokens);
-	extra.escape_string_warning = false;	/* capture never warns */
-	for (;;)
-	{
-		int			tok = core_yylex(&lval, &loc, scanner);
-
-		if (tok == 0)
-			break;
-		if (n == max)
-		{
-			max *= 2;
-			t = repalloc(t, sizeof(DdlnToken) * max);
-		}
-		t[n].tok = tok;
-		t[n].start = loc;
-		t[n].end = -1;
-		t[n].str = NULL;
-		if (tok == IDENT || tok == UIDENT || tok == SCONST || tok == USCONST)
-			t[n].str = lval.str;
-		if (tok == SCONST || tok == USCONST)
-		{
-			int			at = core_yyget_text(scanner) - extra.scanbuf;
-
-			if (query[loc] == '$')
-			{
-				/* at the closing delimiter, as long as the opening one */
-				const char *d = strchr(query + loc + 1, '$');
-
-				at += (d - (query + loc)) + 1;
-			}
-			t[n].end = Min(Max(at, loc), len);
-		}
-		n++;
-	}
-	scanner_finish(scanner);
-
-	initStringInfo(&out);
-	for (int i = 0; i < n; i++)
-	{
-		char	   *value;
-		char	   *redacted = NULL;
-		int			end = t[i].end;
-		int			name;
-		bool		by_name;
-
-		if (t[i].tok != SCONST && t[i].tok != USCONST)
-			continue;
-		value = (t[i].tok == USCONST) ?
-			DdlnDecodeUnicode(t[i].str, DdlnUnicodeEscape(t, n, i)) : t[i].str;
-		if (t[i].tok == USCONST && i + 2 < n && t[i + 1].tok == UESCAPE &&
-			t[i + 2].tok == SCONST)
-			end = t[i + 2].end; /* the UESCAPE clause goes with it */
-		/* the option's name comes before, with its UESCAPE clause if any */
-		name = i - 1;
-		if (name >= 2 && t[name].tok == SCONST && t[name - 1].tok == UESCAPE)
-			name -= 2;
-		by_name = (name >= 0 && DdlnIsSecretName(DdlnTokenName(query, t, n, name)));
-		if (!by_name)
-			redacted = DdlnRedactConninfo(value);
-		if (!by_name && redacted == NULL)
-			continue;
-		appendBinaryStringInfo(&out, query + copied, t[i].start - copied);
-		if (by_name)
-			appendStringInfoString(&out, "'********'");
-		else
-			DdlnAppendLiteral(&out, redacted);
-		copied = end;
-	}
-	if (copied == 0)
-		return (char *) query;
-	appendBinaryStringInfo(&out, query + copied, len - copied);
-	return out.data;
+	/* tokens and values of every level, freed at once */
+	work = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify redaction",
+								 ALLOCSET_DEFAULT_SIZES);
+	caller = MemoryContextSwitchTo(work);
+	result = DdlnRedactText(query, strlen(query), false, 0);
+	if (result != NULL && (uris = DdlnRedactUriPasswords(result)) != NULL)
+		result = uris;			/* a URI's password outside any constant */
+	MemoryContextSwitchTo(caller);
+	if (result == NULL)
+		result = pstrdup(DDLN_QUERY_WITHHELD);
+	else if (result != query)
+		result = pstrdup(result);
+	MemoryContextDelete(work);
+	return result;
 }
 
 /*

@@ -359,8 +359,7 @@ DdlnWalTable(StringInfo buf, Oid relid)
 	appendStringInfoString(buf, ",\"identity_columns\":[");
 	if (ident == REPLICA_IDENTITY_FULL)
 	{
-		bool		first = true;
-
+		first = true;
 		for (int i = 0; i < natts; i++)
 		{
 			if (names[i] == NULL)
@@ -409,6 +408,6 @@ DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls)
 		DdlnWalTable(&buf, DatumGetObjectId(values[DDLN_EV_OBJID]));
 	appendStringInfoChar(&buf, '}');
 
-	(void) LogLogicalMessage(DDLN_WAL_MESSAGE_PREFIX, buf.data, buf.len, true);
+	(void) DdlnLogLogicalMessage(DDLN_WAL_MESSAGE_PREFIX, buf.data, buf.len, true);
 	pfree(buf.data);
 }

@@ -111,6 +111,7 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
@@ -216,10 +217,8 @@ DdlnDatabaseUsable(Form_pg_database db)
 {
 	if (!db->datallowconn || db->datistemplate)
 		return false;
-#if PG_VERSION_NUM >= 150000
 	if (db->datconnlimit == -2)	/* DROP DATABASE in progress */
 		return false;
-#endif
 	return true;
 }
 

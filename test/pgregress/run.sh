@@ -241,16 +241,21 @@ run_suite()
 	rc=$?
 	set -e
 	printf '   run %s: pg_regress exit status %d, %d s, %s\n' "$name" "$rc" $((SECONDS - t0)) \
-		"$(grep -E '^ *(All|[0-9]+ of) [0-9]+ tests' "$WORK/$name.log" | tr -d '=' | sed 's/^ *//' || true)"
+		"$(grep -E '^[ #]*(All|[0-9]+ of) [0-9]+ tests' "$WORK/$name.log" | tr -d '=' | sed 's/^[ #]*//' || true)"
 	eval "RC_$name=$rc"
 }
 
-# status FILE: "NAME ok|FAILED" per test, from pg_regress's output.
+# status FILE: "NAME ok|FAILED" per test, from pg_regress's output: up to
+# 15 "test NAME ... ok" ("     NAME ... ok" inside a parallel group), from
+# 16 on TAP-like "ok 12 - NAME  30 ms" or "not ok 12 + NAME  30 ms" (+ in a
+# parallel group).
 statuses()
 {
 	awk '
 		/^(test +| +)[^ ]+ +\.\.\. +ok( |$)/			{ sub(/^test +/, ""); sub(/^ +/, ""); print $1, "ok"; next }
 		/^(test +| +)[^ ]+ +\.\.\. +(FAILED|failed)/	{ sub(/^test +/, ""); sub(/^ +/, ""); print $1, "FAILED"; next }
+		/^ok +[0-9]+ +[-+] +[^ ]+/						{ print $4, "ok"; next }
+		/^not ok +[0-9]+ +[-+] +[^ ]+/					{ print $5, "FAILED"; next }
 	' "$1"
 }
 

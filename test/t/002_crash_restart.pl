@@ -87,7 +87,7 @@ sub fault_in_batch
 				'postgres',
 				"SELECT query FROM pg_stat_activity WHERE backend_type = 'ddl_notify worker' AND datname = '$db'"
 			),
-			qr/^ddl_notify: delivering 4 event\(s\) to subscriber "uniq"/,
+			qr/^ddl_notify: delivering 4 events to subscriber "uniq"/,
 			"G9 $label: $db: the worker is in a batch of 4 events for \"uniq\"");
 		is( $node->safe_psql(
 				$db,

@@ -405,7 +405,9 @@ SELECT string_agg(
     END,
     CASE WHEN m->>'trigger_event' = 'sql_drop' THEN m->'details'->'address_names' END),
   E'\n' ORDER BY (m->>'id')::bigint)
-FROM ($msgs) x WHERE (m->>'id')::bigint > $before}),
+FROM ($msgs) x WHERE (m->>'id')::bigint > $before
+  -- the NOT NULL constraints catalogued from 18 on (sql/003_not_null.sql)
+  AND NOT (m->>'object_type' = 'table constraint' AND m->>'object_identity' LIKE '%\\_not\\_null on %')}),
 	q{ddl_command_end CREATE SCHEMA schema s1
 ddl_command_end CREATE TABLE table s1.p s1.p 1:id:integer:not null, 2:a:character varying(5):not null, 3:b:numeric(4,1) identity default ["id"]
 ddl_command_end CREATE INDEX index s1.p_pkey

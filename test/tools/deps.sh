@@ -9,7 +9,8 @@
 # missing one asks for the latter, which depends on the former), prove and
 # Test::More (perl), IPC::Run (libipc-run-perl), runuser (util-linux); for
 # the CDC tests (test/t/061_cdc_consumers.pl): wal2json.so in $PG_CONFIG
-# --pkglibdir (postgresql-MAJOR-wal2json), pg_recvlogical in its --bindir
+# --pkglibdir (postgresql-MAJOR-wal2json; not asked for where apt has no such
+# package, as for 19: the assertions that need it then skip), pg_recvlogical in its --bindir
 # (postgresql-client-MAJOR), and psycopg2 importable by /usr/bin/python3
 # (python3-psycopg2; Debian's package serves the system python, not one a
 # user put first on PATH).
@@ -25,7 +26,10 @@
 # - Quiet when nothing is missing.
 # - Each check looks for the file that is used, never for a neighbour from the
 #   same package: the headers are the ones src/*.[ch] include, found from the
-#   sources themselves, so a new #include is checked without editing this file.
+#   sources themselves, so a new #include is checked without editing this file;
+#   one under a PG_VERSION_NUM guard (src/compat.h) only where the guard holds.
+# - The server is looked for next to $PG_CONFIG (any layout), else in Debian's
+#   /usr/lib/postgresql/MAJOR/bin.
 # - Something missing and we are root: apt-get update, then apt-get install -y
 #   --no-install-recommends of exactly the missing packages, then check again.
 # - Something missing and we are not root: print the packages and the command
@@ -42,15 +46,66 @@ case ${1:-} in
 esac
 
 # The PostgreSQL headers the sources include: every "name.h" in an #include of
-# src/*.c or src/*.h that is not one of the project's own files.
+# src/*.c or src/*.h that is not one of the project's own files, and that the
+# installed major's build reads: an #include under "#if PG_VERSION_NUM OP N"
+# (src/compat.h has some), #elif or #else is only taken where that holds for
+# PG_MAJOR (compared as MAJOR*10000); any other condition counts as true.
 server_headers()
 {
 	local h
-	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p' \
-		"$REPO"/src/*.c "$REPO"/src/*.h | LC_ALL=C sort -u |
+	awk -v V=$((PG_MAJOR * 10000)) '
+		function holds(line,   op, n) {
+			if (!match(line, /PG_VERSION_NUM[[:space:]]*(>=|<=|==|!=|>|<)[[:space:]]*[0-9]+/))
+				return -1
+			line = substr(line, RSTART + 14, RLENGTH - 14)
+			gsub(/[[:space:]]/, "", line)
+			match(line, /[0-9]+/)
+			n = substr(line, RSTART) + 0
+			op = substr(line, 1, RSTART - 1)
+			return (op == ">=" && V >= n) || (op == "<=" && V <= n) || (op == "==" && V == n) ||
+				(op == "!=" && V != n) || (op == ">" && V > n) || (op == "<" && V < n)
+		}
+		function active(   i) {
+			for (i = 1; i <= depth; i++)
+				if (!on[i]) return 0
+			return 1
+		}
+		FNR == 1 { depth = 0 }
+		/^[[:space:]]*#[[:space:]]*if/ {
+			r = holds($0); depth++
+			on[depth] = (r != 0); taken[depth] = (r != 0); known[depth] = (r >= 0)
+			next
+		}
+		/^[[:space:]]*#[[:space:]]*elif/ {
+			r = holds($0)
+			on[depth] = !taken[depth] && (r != 0); taken[depth] = taken[depth] || on[depth]
+			next
+		}
+		/^[[:space:]]*#[[:space:]]*else/ { on[depth] = known[depth] ? !taken[depth] : 1; next }
+		/^[[:space:]]*#[[:space:]]*endif/ { depth--; next }
+		/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]/ {
+			if (!active()) next
+			h = $0
+			sub(/^[^<"]*[<"]/, "", h)
+			sub(/[>"].*/, "", h)
+			print h
+		}' "$REPO"/src/*.c "$REPO"/src/*.h | LC_ALL=C sort -u |
 		while IFS= read -r h; do
 			[[ -f $REPO/src/$h ]] || printf '%s\n' "$h"
 		done
+}
+
+# Is there no wal2json package for PG_MAJOR?  True only when apt's lists are
+# there (they know postgresql-PG_MAJOR) and name no postgresql-PG_MAJOR-wal2json
+# (none for 19 yet): then the CDC tests that need it skip, saying so.
+no_wal2json_package()
+{
+	local server w2j
+	command -v apt-cache >/dev/null 2>&1 || return 1
+	# (read whole first: grep -q would end apt-cache early, failing the pipe)
+	server=$(apt-cache policy "postgresql-$PG_MAJOR" 2>/dev/null || true)
+	w2j=$(apt-cache policy "postgresql-$PG_MAJOR-wal2json" 2>/dev/null || true)
+	[[ $server == *"Candidate: "[0-9]* && $w2j != *"Candidate: "[0-9]* ]]
 }
 
 # Fills PKGS (Debian packages to install) and WHY (what is missing).
@@ -60,8 +115,12 @@ check()
 	WHY=()
 	local dev=postgresql-server-dev-$PG_MAJOR pgxs pkglib incdir bindir h
 
-	[[ -x /usr/lib/postgresql/$PG_MAJOR/bin/postgres ]] ||
+	# the server next to pg_config (a build of one's own), else Debian's place
+	if [[ -n $PG_CONFIG ]] && bindir=$("$PG_CONFIG" --bindir 2>/dev/null) && [[ -x $bindir/postgres ]]; then
+		:
+	elif [[ ! -x /usr/lib/postgresql/$PG_MAJOR/bin/postgres ]]; then
 		need "postgresql-$PG_MAJOR" "the PostgreSQL $PG_MAJOR server"
+	fi
 	command -v gcc >/dev/null 2>&1 || need gcc "gcc"
 	command -v make >/dev/null 2>&1 || need make "make"
 	if [[ -z $PG_CONFIG ]]; then
@@ -84,7 +143,7 @@ check()
 			need "$dev" "pg_isolation_regress"
 		[[ -f $pkglib/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm ]] ||
 			need "$dev" "PostgreSQL::Test::Cluster"
-		[[ -n $pkglib && -f $pkglib/wal2json.so ]] ||
+		[[ -n $pkglib && -f $pkglib/wal2json.so ]] || no_wal2json_package ||
 			need "postgresql-$PG_MAJOR-wal2json" "wal2json (${pkglib:-pg_config --pkglibdir}/wal2json.so)"
 		bindir=$("$PG_CONFIG" --bindir 2>/dev/null || true)
 		[[ -n $bindir && -x $bindir/pg_recvlogical ]] ||

@@ -139,7 +139,10 @@ run_tap()
 	local out=$OUT/tap file name rc p f plan sum_p=0 sum_f=0
 
 	mkdir -p "$out"
-	export TESTDIR=$out
+	# Where the TAP modules put data directories and logs: 15 and 16 read
+	# TESTDIR (then use its tmp_check/ and tmp_check/log/), 17+ read
+	# TESTDATADIR and TESTLOGDIR; the same places either way.
+	export TESTDIR=$out TESTDATADIR=$out/tmp_check TESTLOGDIR=$out/tmp_check/log
 	export PG_REGRESS=$PGXS_TEST/regress/pg_regress
 	unset TEMP_CONFIG
 	echo "== tap: $# file$( (($# == 1)) || echo s)"

@@ -1,0 +1,177 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  Every difference between the PostgreSQL versions ddl_notify builds
+ *	  against (15, 16, 17, 18, 19), each mapped to one name here.
+ *
+ * Rules kept here:
+ * - This is the only file of src/ that tests PG_VERSION_NUM: the engine
+ *	 uses the names below and never asks which version it runs on.
+ * - Each name covers one API difference and says in its comment when and
+ *	 how PostgreSQL changed; the boundaries are the versions that changed it
+ *	 (160000, 170000, ...), so 16, never tested, compiles on paper.
+ * - Names are macros or static inline functions that expand to the
+ *	 version's own call: no behaviour of ours is decided here.  A macro
+ *	 names functions the file using it includes the header of; only
+ *	 headers this file's own inline code needs are included here, and an
+ *	 include that exists in some versions only is guarded (deps.sh reads the
+ *	 guards).
+ * - The oldest version is 15: nothing for older ones.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDLN_COMPAT_H
+#define DDLN_COMPAT_H
+
+/*
+ * ALTER TABLE subcommand kinds (nodes/parsenodes.h, AlterTableType) that
+ * exist in some versions only.  Each macro is the case labels of one kind
+ * for a switch over AlterTableType (empty where the kind does not exist),
+ * so that such a switch still lists every kind of every version and the
+ * compiler still says when a version adds one.
+ *   16 removed the AT_*Recurse kinds (recursion became a flag of the
+ *	 command), 17 added AT_SetExpression (ALTER COLUMN SET EXPRESSION),
+ *	 18 removed AT_CheckNotNull (NOT NULL became a catalogued constraint).
+ */
+#if PG_VERSION_NUM < 160000
+#define DDLN_CASE_AT_ADD_COLUMN_RECURSE			case AT_AddColumnRecurse:
+#define DDLN_CASE_AT_DROP_COLUMN_RECURSE		case AT_DropColumnRecurse:
+#define DDLN_CASE_AT_ADD_CONSTRAINT_RECURSE		case AT_AddConstraintRecurse:
+#define DDLN_CASE_AT_VALIDATE_CONSTRAINT_RECURSE case AT_ValidateConstraintRecurse:
+#define DDLN_CASE_AT_DROP_CONSTRAINT_RECURSE	case AT_DropConstraintRecurse:
+/* Is an AlterTableType one that adds a column (ADD COLUMN, recursing or not)? */
+#define DdlnATAddsColumn(t) \
+	((t) == AT_AddColumn || (t) == AT_AddColumnRecurse || (t) == AT_AddColumnToView)
+#else
+#define DDLN_CASE_AT_ADD_COLUMN_RECURSE
+#define DDLN_CASE_AT_DROP_COLUMN_RECURSE
+#define DDLN_CASE_AT_ADD_CONSTRAINT_RECURSE
+#define DDLN_CASE_AT_VALIDATE_CONSTRAINT_RECURSE
+#define DDLN_CASE_AT_DROP_CONSTRAINT_RECURSE
+#define DdlnATAddsColumn(t) \
+	((t) == AT_AddColumn || (t) == AT_AddColumnToView)
+#endif
+#if PG_VERSION_NUM < 170000
+#define DDLN_CASE_AT_SET_EXPRESSION
+#else
+#define DDLN_CASE_AT_SET_EXPRESSION				case AT_SetExpression:
+#endif
+#if PG_VERSION_NUM < 180000
+#define DDLN_CASE_AT_CHECK_NOT_NULL				case AT_CheckNotNull:
+#else
+#define DDLN_CASE_AT_CHECK_NOT_NULL
+#endif
+
+/*
+ * Permission checks on a function and on a schema: 16 replaced
+ * pg_proc_aclcheck() and pg_namespace_aclcheck() by object_aclcheck() with a
+ * catalog id (utils/acl.h; the ids are in catalog/pg_proc.h and
+ * catalog/pg_namespace.h).
+ */
+#if PG_VERSION_NUM >= 160000
+#define DdlnProcAclCheck(proc, role, mode)	object_aclcheck(ProcedureRelationId, proc, role, mode)
+#define DdlnSchemaAclCheck(nsp, role, mode) object_aclcheck(NamespaceRelationId, nsp, role, mode)
+#else
+#define DdlnProcAclCheck(proc, role, mode)	pg_proc_aclcheck(proc, role, mode)
+#define DdlnSchemaAclCheck(nsp, role, mode) pg_namespace_aclcheck(nsp, role, mode)
+#endif
+
+/*
+ * Is this process a background worker?  17 replaced the variable
+ * IsBackgroundWorker by AmBackgroundWorkerProcess() (miscadmin.h).
+ */
+#if PG_VERSION_NUM >= 170000
+#define DdlnAmBackgroundWorker()	AmBackgroundWorkerProcess()
+#else
+#define DdlnAmBackgroundWorker()	IsBackgroundWorker
+#endif
+
+/*
+ * A logical decoding message (replication/message.h): 17 added "flush"
+ * (flush the WAL at once for a non-transactional message); ours are
+ * transactional, flushed by their commit, so false.
+ */
+#if PG_VERSION_NUM >= 170000
+#define DdlnLogLogicalMessage(prefix, msg, size, transactional) \
+	LogLogicalMessage(prefix, msg, size, transactional, false)
+#else
+#define DdlnLogLogicalMessage(prefix, msg, size, transactional) \
+	LogLogicalMessage(prefix, msg, size, transactional)
+#endif
+
+/*
+ * An index scan (access/genam.h): 18 added the instrumentation argument
+ * (NULL: none), 19 the scan's flags (access/tableam.h's ScanOptions;
+ * SO_NONE: as before).
+ */
+#if PG_VERSION_NUM >= 190000
+#define DdlnIndexBeginScan(heap, index, snap, nkeys, norderbys) \
+	index_beginscan(heap, index, snap, NULL, nkeys, norderbys, SO_NONE)
+#elif PG_VERSION_NUM >= 180000
+#define DdlnIndexBeginScan(heap, index, snap, nkeys, norderbys) \
+	index_beginscan(heap, index, snap, NULL, nkeys, norderbys)
+#else
+#define DdlnIndexBeginScan(heap, index, snap, nkeys, norderbys) \
+	index_beginscan(heap, index, snap, nkeys, norderbys)
+#endif
+
+/*
+ * A shared hash table (storage/shmem.h): 19 dropped the initial size (the
+ * table is allocated at its maximum size, as it was in practice).
+ */
+#if PG_VERSION_NUM >= 190000
+#define DdlnShmemInitHash(name, init_size, max_size, info, flags) \
+	ShmemInitHash(name, max_size, info, flags)
+#else
+#define DdlnShmemInitHash(name, init_size, max_size, info, flags) \
+	ShmemInitHash(name, init_size, max_size, info, flags)
+#endif
+
+/*
+ * The sequence WAL record and its record type (xl_seq_rec, XLOG_SEQ_LOG):
+ * in commands/sequence.h up to 18, in commands/sequence_xlog.h from 19 on.
+ */
+#if PG_VERSION_NUM >= 190000
+#include "commands/sequence_xlog.h"
+#endif
+
+/*
+ * The relation a sequence's WAL record (commands/sequence.h, xl_seq_rec)
+ * names: 16 renamed its field node (RelFileNode) to locator (RelFileLocator).
+ */
+#if PG_VERSION_NUM >= 160000
+#define DdlnSeqRecSetRelation(xlrec, rel)	((xlrec).locator = (rel)->rd_locator)
+#else
+#define DdlnSeqRecSetRelation(xlrec, rel)	((xlrec).node = (rel)->rd_node)
+#endif
+
+/*
+ * Building a jsonb value with pushJsonbValue() (utils/jsonb.h): up to 18 the
+ * builder's state is a JsonbParseState pointer, starting NULL, and each push
+ * returns the value built so far (complete after the last END); 19 wraps
+ * it in a JsonbInState, starting zeroed, whose "result" is the complete
+ * value, and a push returns nothing.
+ *	 DdlnJsonbState		the builder's state (a variable, initialised with
+ *						DDLN_JSONB_STATE_INIT)
+ *	 DdlnJsonbPush(st, token, value)	one push (st: DdlnJsonbState *)
+ *	 DdlnJsonbInner(st)	the innermost open object or array (JsonbParseState *)
+ *	 DdlnJsonbFinish(st)	push the outermost WJB_END_OBJECT: the Jsonb *
+ */
+#if PG_VERSION_NUM >= 190000
+typedef struct JsonbInState DdlnJsonbState;
+#define DDLN_JSONB_STATE_INIT		{0}
+#define DdlnJsonbPush(st, token, value)	pushJsonbValue(st, token, value)
+#define DdlnJsonbInner(st)			((st)->parseState)
+#define DdlnJsonbFinish(st) \
+	(pushJsonbValue(st, WJB_END_OBJECT, NULL), JsonbValueToJsonb((st)->result))
+#else
+typedef struct JsonbParseState *DdlnJsonbState;
+#define DDLN_JSONB_STATE_INIT		NULL
+#define DdlnJsonbPush(st, token, value)	((void) pushJsonbValue(st, token, value))
+#define DdlnJsonbInner(st)			(*(st))
+#define DdlnJsonbFinish(st)			JsonbValueToJsonb(pushJsonbValue(st, WJB_END_OBJECT, NULL))
+#endif
+
+#endif							/* DDLN_COMPAT_H */

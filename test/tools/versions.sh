@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# test/tools/versions.sh: run a make target of ddl_notify (default: the whole
+# `make test`) against PostgreSQL 17, 18 and 19, each inside a Debian chroot
+# that this script builds once and keeps (`make test-versions`).  15, the
+# default machine's version, is the host's own `make test` and is not run here.
+#
+#   version  Debian suite            packages
+#   17       trixie                  postgresql-17, -server-dev-17, -17-wal2json
+#   18       sid                     postgresql-18, -server-dev-18, -18-wal2json
+#   19       sid + experimental      postgresql-19, -client-19, -server-dev-19,
+#                                    libpq5 and libpq-dev, each /experimental
+#                                    (19~rc1; there is no wal2json for 19)
+#
+# Usage: versions.sh [VERSION...]      default: 17 18 19
+#        TARGET=test-pg-regress versions.sh 18   another make target inside
+#        ONLY=regex versions.sh ...      passed on to make test
+#        versions.sh --prepare [VERSION...]      build the chroots only
+#
+# Rules:
+# - Root only (debootstrap, chroot, mount).  The chroots live in
+#   $DDLN_CHROOT_DIR (default /var/cache/ddl_notify), one directory pgNN per
+#   version, made with `debootstrap --variant=minbase` from the Debian mirror
+#   of this machine's own apt sources (the first URIs:/deb line naming
+#   debian, else deb.debian.org), about 45 s and 1.8 GB each.  A chroot is
+#   built in pgNN.tmp and renamed only when complete, so a half-built one is
+#   never used; delete pgNN to rebuild it (e.g. for a newer release).
+# - /proc and /dev are mounted into a chroot only while it is used, and
+#   unmounted on every exit, interrupt included.  /dev is a recursive bind
+#   made a slave first, so unmounting it never touches the host's /dev.
+# - The repository's working tree (without .git and test results) is copied
+#   into the chroot's /root/ddl_notify afresh for every run; make runs there
+#   as root with a clean environment (the test tools drop to the postgres
+#   user), so nothing of the host's PostgreSQL or PG_CONFIG leaks in.
+# - Each version's output goes to its log ($DDLN_CHROOT_DIR/logs/pgNN.log)
+#   and, with the chroot paths, to stdout; then one line per version
+#   "PostgreSQL NN (server version): N passed, M failed (S s)" and a last
+#   line "N passed, M failed" adding them up.  A version whose chroot could
+#   not be built, or whose run printed no counts, counts one failure.  The
+#   exit status is 0 only when M is 0.
+set -uo pipefail
+# shellcheck source=pg-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
+
+CACHE=${DDLN_CHROOT_DIR:-/var/cache/ddl_notify}
+TARGET=${TARGET:-test}
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+COMMON_PKGS=(gcc make perl libipc-run-perl python3 python3-psycopg2 procps dpkg-dev ca-certificates)
+MOUNTED=()
+
+PREPARE_ONLY=
+if [[ ${1:-} == --prepare ]]; then
+	PREPARE_ONLY=1
+	shift
+fi
+VERSIONS=("$@")
+((${#VERSIONS[@]})) || VERSIONS=(17 18 19)
+
+is_root || die "needs root (debootstrap, chroot and mount)"
+
+# The Debian mirror of this machine's apt sources.
+mirror()
+{
+	local m
+	m=$(sed -n -E 's/^URIs:[[:space:]]*(http[^[:space:]]*\/debian)\/?[[:space:]]*$/\1/p' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+	[[ -n $m ]] || m=$(sed -n -E 's/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?(http[^[:space:]]*\/debian)\/?[[:space:]].*/\2/p' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n 1)
+	printf '%s\n' "${m:-http://deb.debian.org/debian}"
+}
+
+# suite_of VERSION, packages_of VERSION: what each version's chroot is made of.
+suite_of()
+{
+	case $1 in
+	17) echo trixie ;;
+	18 | 19) echo sid ;;
+	*) die "no chroot recipe for PostgreSQL $1 (known: 17 18 19)" ;;
+	esac
+}
+
+packages_of()
+{
+	case $1 in
+	17 | 18) echo "postgresql-$1 postgresql-client-$1 postgresql-server-dev-$1 postgresql-$1-wal2json" ;;
+	# -t experimental would pull a perl that does not install: only these.
+	19) echo "postgresql-19/experimental postgresql-client-19/experimental" \
+		"postgresql-server-dev-19/experimental libpq5/experimental libpq-dev/experimental" ;;
+	esac
+}
+
+do_mount()
+{
+	local root=$1
+	mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc" && MOUNTED+=("$root/proc"); } || return 1
+	if ! mountpoint -q "$root/dev"; then
+		mount --rbind /dev "$root/dev" || return 1
+		MOUNTED+=("$root/dev")
+		mount --make-rslave "$root/dev" || return 1
+	fi
+}
+
+do_umount()
+{
+	local m i
+	for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
+		m=${MOUNTED[i]}
+		umount -R "$m" 2>/dev/null || umount -R -l "$m" 2>/dev/null ||
+			echo "versions.sh: could not unmount $m" >&2
+	done
+	MOUNTED=()
+}
+
+cleanup()
+{
+	local rc=$?
+	trap - EXIT INT TERM HUP
+	do_umount
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+in_chroot()
+{
+	local root=$1
+	shift
+	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+# prepare VERSION: build $CACHE/pgVERSION unless it is there.
+prepare()
+{
+	local v=$1 root=$CACHE/pg$1 tmp=$CACHE/pg$1.tmp suite m
+	[[ -x $root/usr/lib/postgresql/$v/bin/postgres ]] && return 0
+	suite=$(suite_of "$v") || return 1
+	m=$(mirror)
+	command -v debootstrap >/dev/null 2>&1 || {
+		echo "== installing debootstrap"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null ||
+			{ apt-get update -qq </dev/null &&
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null; }
+	} || { echo "versions.sh: could not install debootstrap"; return 1; }
+	mkdir -p "$CACHE"
+	rm -rf "$tmp"
+	echo "== PostgreSQL $v: debootstrap --variant=minbase $suite from $m into $tmp"
+	debootstrap --variant=minbase --keyring="$KEYRING" "$suite" "$tmp" "$m" >"$CACHE/pg$v.debootstrap.log" 2>&1 ||
+		{ echo "versions.sh: debootstrap failed, see $CACHE/pg$v.debootstrap.log"; tail -n 5 "$CACHE/pg$v.debootstrap.log"; return 1; }
+	{
+		echo "deb $m $suite main"
+		echo "deb-src $m $suite main"
+		[[ $v == 19 ]] && echo "deb $m experimental main"
+	} >"$tmp/etc/apt/sources.list"
+	# sid's and experimental's Release files are valid for a week only: a
+	# mirror serving a fixed snapshot, or a clock ahead of it, would make apt
+	# refuse them.  debootstrap checked the signatures already.
+	echo 'Acquire::Check-Valid-Until "false";' >"$tmp/etc/apt/apt.conf.d/99ddl_notify"
+	# No service starts inside the chroot while packages install.
+	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+	chmod 755 "$tmp/usr/sbin/policy-rc.d"
+	do_mount "$tmp" || return 1
+	echo "== PostgreSQL $v: apt-get install $(packages_of "$v")"
+	# shellcheck disable=SC2046
+	if ! in_chroot "$tmp" sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@"' sh \
+		"${COMMON_PKGS[@]}" $(packages_of "$v") </dev/null >"$CACHE/pg$v.apt.log" 2>&1; then
+		echo "versions.sh: apt-get install failed in $tmp, see $CACHE/pg$v.apt.log"
+		tail -n 15 "$CACHE/pg$v.apt.log"
+		do_umount
+		return 1
+	fi
+	in_chroot "$tmp" apt-get clean </dev/null >/dev/null 2>&1
+	do_umount
+	mv "$tmp" "$root"
+	echo "== PostgreSQL $v: chroot ready in $root ($(du -sh "$root" 2>/dev/null | cut -f1))"
+}
+
+# run VERSION: copy the repository in, run make $TARGET, print the summary line.
+run_version()
+{
+	local v=$1 root=$CACHE/pg$1 log=$CACHE/logs/pg$1.log start counts rc server
+	mkdir -p "$CACHE/logs"
+	start=$SECONDS
+	if ! prepare "$v"; then
+		SUMMARY+=("PostgreSQL $v: chroot not built: 0 passed, 1 failed")
+		TOTAL_F=$((TOTAL_F + 1))
+		return
+	fi
+	rm -rf "$root/root/ddl_notify"
+	mkdir -p "$root/root/ddl_notify"
+	tar -C "$REPO" --exclude=./.git --exclude=./test/results --exclude='./tmp_check*' \
+		--exclude=./results --exclude=./output_iso --exclude=./log \
+		--exclude=./test/pgregress/cache --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . |
+		tar -C "$root/root/ddl_notify" -xf -
+	# test-pg-regress keeps its source and build in the repository's cache:
+	# keep that one in the chroot across runs.
+	mkdir -p "$root/var/cache/ddl_notify-pgregress"
+	ln -sfn /var/cache/ddl_notify-pgregress "$root/root/ddl_notify/test/pgregress/cache"
+	server=$(in_chroot "$root" "/usr/lib/postgresql/$v/bin/postgres" --version 2>/dev/null | sed "s/^postgres (PostgreSQL) //")
+	echo "== PostgreSQL $v ($server): make $TARGET in $root/root/ddl_notify"
+	do_mount "$root" || { SUMMARY+=("PostgreSQL $v: mount failed: 0 passed, 1 failed"); TOTAL_F=$((TOTAL_F + 1)); do_umount; return; }
+	in_chroot "$root" ${ONLY:+ONLY="$ONLY"} make -C /root/ddl_notify "$TARGET" </dev/null 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	do_umount
+	counts=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$log" | tail -n 1)
+	[[ -n $counts ]] || { echo "versions.sh: make $TARGET on PostgreSQL $v printed no counts (status $rc)"; counts="0 1"; }
+	read -r p f <<<"$counts"
+	((rc == 0 || f > 0)) || { echo "versions.sh: make $TARGET on PostgreSQL $v exited with status $rc"; f=1; }
+	SUMMARY+=("PostgreSQL $v ($server): $p passed, $f failed ($((SECONDS - start)) s)")
+	TOTAL_P=$((TOTAL_P + p))
+	TOTAL_F=$((TOTAL_F + f))
+}
+
+if [[ -n $PREPARE_ONLY ]]; then
+	for v in "${VERSIONS[@]}"; do
+		prepare "$v" || exit 1
+	done
+	exit 0
+fi
+
+SUMMARY=()
+TOTAL_P=0
+TOTAL_F=0
+for v in "${VERSIONS[@]}"; do
+	run_version "$v"
+done
+echo "== test-versions: make $TARGET per version"
+printf '%s\n' "${SUMMARY[@]}"
+echo "$TOTAL_P passed, $TOTAL_F failed"
+((TOTAL_F == 0))
