@@ -115,6 +115,15 @@ UPDATE ddl_notify.subscriber s
 							  WHERE a.oid OPERATOR(pg_catalog.=) s.owner), ''),
 	   resolved_in = (pg_catalog.pg_control_system()).system_identifier;
 
+-- issue 29 (G12): the chain of origins of an event caused by handlers, and
+-- the count of events the chain rule kept from a subscriber
+ALTER TABLE ddl_notify.event ADD COLUMN origin_chain text[];
+COMMENT ON COLUMN ddl_notify.event.origin_chain IS
+	'the subscribers whose handlers led to this event, in order (origin is the last), NULL for a user''s DDL; not delivered to a subscriber in it (see docs/echo-and-loops.md)';
+ALTER TABLE ddl_notify.subscriber ADD COLUMN loop_suppressed bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN ddl_notify.subscriber.loop_suppressed IS
+	'events handled without a call because handlers of subscribers in their origin_chain caused them (see docs/echo-and-loops.md)';
+
 -- the view reads the OID from now on, so that "handler" can change type
 CREATE OR REPLACE VIEW ddl_notify.subscriber_status AS
 SELECT s.name,
@@ -154,7 +163,8 @@ SELECT s.name,
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 AND s.max_attempts IS NOT NULL THEN 'dead-lettering'
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 THEN 'failing'
 			ELSE 'active' END AS state,
-	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag
+	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag,
+	   s.loop_suppressed
 FROM ddl_notify.subscriber s
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,

@@ -112,7 +112,9 @@ CREATE TABLE ddl_notify.event (
 	query			text,
 	details			jsonb,
 	origin			text,
-	processed		bigint NOT NULL DEFAULT 0
+	processed		bigint NOT NULL DEFAULT 0,
+	-- last, where ALTER TABLE puts it in an update from 0.1.0
+	origin_chain	text[]
 );
 
 COMMENT ON TABLE ddl_notify.event IS
@@ -121,6 +123,8 @@ COMMENT ON COLUMN ddl_notify.event.origin IS
 	'name of the subscriber whose handler ran the DDL (echo suppression), NULL otherwise';
 COMMENT ON COLUMN ddl_notify.event.processed IS
 	'processed bits, one per subscriber slot; written only by the delivery engine';
+COMMENT ON COLUMN ddl_notify.event.origin_chain IS
+	'the subscribers whose handlers led to this event, in order (origin is the last), NULL for a user''s DDL; not delivered to a subscriber in it (see docs/echo-and-loops.md)';
 
 -- Keep the queue table small without manual VACUUM: rows are short-lived.
 -- Each subscriber updates a row's processed bits once: room on the page
@@ -248,6 +252,13 @@ COMMENT ON COLUMN ddl_notify.subscriber.enabled IS
 	'false while the subscriber is paused: its events wait, it keeps its position';
 COMMENT ON COLUMN ddl_notify.subscriber.confirmed IS
 	'false for a restored subscriber whose handler binding waits for its owner''s or a superuser''s confirmation';
+
+-- issue 29: events the chain rule did not deliver (their own echo, a loop
+-- between handlers, a chain past ddl_notify.max_chain_length); a column of
+-- its own here, added as the update from 0.1.0 adds it
+ALTER TABLE ddl_notify.subscriber ADD COLUMN loop_suppressed bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN ddl_notify.subscriber.loop_suppressed IS
+	'events handled without a call because handlers of subscribers in their origin_chain caused them (see docs/echo-and-loops.md)';
 
 CREATE FUNCTION ddl_notify.subscriber_restore() RETURNS trigger
 	LANGUAGE c AS 'MODULE_PATHNAME', 'subscriber_restore';
@@ -437,7 +448,8 @@ SELECT s.name,
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 AND s.max_attempts IS NOT NULL THEN 'dead-lettering'
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 THEN 'failing'
 			ELSE 'active' END AS state,
-	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag
+	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag,
+	   s.loop_suppressed
 FROM ddl_notify.subscriber s
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,

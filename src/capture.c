@@ -35,7 +35,12 @@
  *	 through counter.c, never nextval(): the user's lastval() must not see
  *	 them (G0).
  * - Events caused by a subscriber's handler carry that subscriber's name in
- *	 "origin" (G12); deliver.c sets ddln_current_origin around handler calls.
+ *	 "origin" and the chain of subscribers that led to them in
+ *	 "origin_chain" (G12): the chain of the event the handler was called
+ *	 for, then this subscriber (so origin is its last element).  deliver.c
+ *	 sets ddln_current_origin and ddln_current_chain around handler calls.
+ *	 A 0.1.0 event table (before ALTER EXTENSION UPDATE) has no
+ *	 origin_chain and is written without it.
  * - "query" is stored as querytext.c makes it: secrets redacted, cut to
  *	 ddl_notify.max_query_length (its header states how).
  *
@@ -96,6 +101,7 @@ PG_FUNCTION_INFO_V1(capture_table_rewrite);
 
 bool		ddln_xact_recorded = false;
 const char *ddln_current_origin = NULL;
+Datum		ddln_current_chain = (Datum) 0;
 
 /* One event row on its way to ddl_notify.event. */
 typedef struct DdlnEventRow
@@ -260,12 +266,39 @@ DdlnOpenEventTable(DdlnCaptureCall *call)
 
 	call->seqid = relids->event_seq;
 	call->rel = table_open(relids->event, RowExclusiveLock);
-	if (RelationGetDescr(call->rel)->natts != DDLN_EV_NATTS)
+	if (RelationGetDescr(call->rel)->natts != DDLN_EV_NATTS &&
+		RelationGetDescr(call->rel)->natts != DDLN_EV_NATTS_010)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table ddl_notify.event does not have the columns this version of ddl_notify writes"),
 				 errhint(DDLN_HINT_TABLE_SHAPE)));
 	call->indstate = CatalogOpenIndexes(call->rel);
+}
+
+/*
+ * The origin_chain of an event a handler's DDL causes: the chain of the
+ * event the handler was called for, then the handler's subscriber.
+ */
+static Datum
+DdlnOriginChain(void)
+{
+	Datum	   *elems = NULL;
+	bool	   *elnulls = NULL;
+	int			n = 0;
+	Datum	   *chain;
+	int			len = 0;
+
+	if (ddln_current_chain != (Datum) 0)
+		deconstruct_array(DatumGetArrayTypeP(ddln_current_chain), TEXTOID, -1, false,
+						  TYPALIGN_INT, &elems, &elnulls, &n);
+	chain = palloc(sizeof(Datum) * (n + 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (!elnulls[i])
+			chain[len++] = elems[i];
+	}
+	chain[len++] = CStringGetTextDatum(ddln_current_origin);
+	return PointerGetDatum(construct_array(chain, len, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
 static void
@@ -304,6 +337,8 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	values[DDLN_EV_DETAILS] = JsonbPGetDatum(row->details);
 	DDLN_TEXT(DDLN_EV_ORIGIN, ddln_current_origin);
 	values[DDLN_EV_PROCESSED] = Int64GetDatum(0);
+	nulls[DDLN_EV_ORIGIN_CHAIN] = (ddln_current_origin == NULL);
+	values[DDLN_EV_ORIGIN_CHAIN] = ddln_current_origin ? DdlnOriginChain() : (Datum) 0;
 #undef DDLN_TEXT
 
 	tup = heap_form_tuple(RelationGetDescr(call->rel), values, nulls);

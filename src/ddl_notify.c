@@ -61,6 +61,7 @@ bool		ddln_wal_messages = false;
 int			ddln_max_query_length = 65536;
 int			ddln_batch_memory = 8192;
 int			ddln_lock_timeout = 1000;
+int			ddln_max_chain_length = 4;
 int			ddln_max_subscribers_per_role = 16;
 int			ddln_worker_idle_timeout = 10000;
 int			ddln_max_workers_per_database = 2;
@@ -108,6 +109,11 @@ _PG_init(void)
 							"A cancelled call counts as a failed attempt. Zero disables the limit.",
 							&ddln_handler_timeout, 300000, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.max_chain_length",
+							"Sets how many handlers in a row may cause one another's events.",
+							"An event that DDL run by handlers caused through this many subscribers is delivered to no subscriber.",
+							&ddln_max_chain_length, 4, 1, DDLN_MAX_SUBSCRIBERS,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	/* a server-start setting can only be defined while preloading */
 	if (process_shared_preload_libraries_in_progress)
 		DefineCustomIntVariable("ddl_notify.max_workers",

@@ -119,6 +119,7 @@ extern int	ddln_lock_timeout;
 extern int	ddln_max_subscribers_per_role;
 extern int	ddln_worker_idle_timeout;
 extern int	ddln_max_workers_per_database;
+extern int	ddln_max_chain_length;
 
 /* common.c */
 typedef struct DdlnSafeState
@@ -148,6 +149,8 @@ extern DdlnStatement ddln_statement;
 /* capture.c */
 extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
+extern Datum ddln_current_chain;	/* origin_chain (text[]) of the event it
+									 * handles, 0 if none */
 extern void DdlnRecordCommitPosition(void);
 
 /* querytext.c: the statement text an event stores */
@@ -236,8 +239,13 @@ extern void DdlnMarkHandled(const char *subname, int32 slot,
 extern void DdlnPurge(void);
 
 /* failure.c: whose error it is, and its capped copy (deliver.c only) */
+#define DDLN_HANDLER_GRACE_MAX_MS	1000	/* cancel to end of process */
 extern volatile sig_atomic_t ddln_handler_timed_out;
+extern volatile sig_atomic_t ddln_handler_in_call;
+extern volatile sig_atomic_t ddln_handler_killed;
+extern int	DdlnHandlerGraceMs(void);
 extern void DdlnHandlerTimeoutHandler(void);
+extern void DdlnHandlerKillHandler(void);
 extern bool DdlnErrorIsDeliverers(ErrorData *edata);
 extern ErrorData *DdlnCopyErrorCapped(MemoryContext into);
 
@@ -263,7 +271,27 @@ extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
 extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid);
 
 /* pool.c */
+
+/*
+ * A handler call that ddl_notify.handler_timeout ended by ending its
+ * process (failure.c): kept in shared memory until the next deliverer of
+ * the database counts it as a failed attempt (deliver.c).
+ */
+typedef struct DdlnEndedCall
+{
+	Oid			dboid;
+	int32		subscriber;		/* subscriber.id */
+	DdlnEventKey event;			/* the event it was called for */
+	int			timeout_ms;		/* ddl_notify.handler_timeout then */
+	int			grace_ms;
+	bool		worker;			/* a pool worker, else a session's CALL */
+	TimestampTz at;				/* when the process was ended */
+} DdlnEndedCall;
+
 extern void DdlnWorkerShmemRequest(void);
+extern bool DdlnKeepEndedCall(const DdlnEndedCall *call);
+extern bool DdlnTakeEndedCall(Oid dboid, int32 subscriber, DdlnEndedCall *call);
+extern void DdlnForgetEndedCalls(Oid dboid, const int32 *subscribers, int n);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
 extern void DdlnWakeWorkerAtCommit(void);
 extern void DdlnRequestRetry(Oid dboid, TimestampTz at);
@@ -300,8 +328,12 @@ enum
 	DDLN_EV_DETAILS,
 	DDLN_EV_ORIGIN,
 	DDLN_EV_PROCESSED,
+	DDLN_EV_ORIGIN_CHAIN,		/* since 0.2.0: absent before ALTER EXTENSION UPDATE */
 	DDLN_EV_NATTS
 };
+
+/* event's columns in 0.1.0 (no origin_chain): read and written too */
+#define DDLN_EV_NATTS_010	DDLN_EV_ORIGIN_CHAIN
 
 enum
 {

@@ -29,9 +29,12 @@
  *	  objects, hold cursors or leave deferred triggers in the deliverer's
  *	  session, and every setting it changes is discarded after the call.
  *	  Constraints are made immediate first, since a restricted operation
- *	  cannot defer them.  ddln_current_origin names the subscriber so that DDL
- *	  the handler runs is tagged (G12).  Filtered-out and echoed events are
- *	  handled without a call.
+ *	  cannot defer them.  ddln_current_origin names the subscriber, and
+ *	  ddln_current_chain the event's chain of origins, so that DDL the
+ *	  handler runs is tagged with both (G12, capture.c).  Filtered-out events
+ *	  and those the chain rule keeps from the subscriber (fetch.c: its own
+ *	  echo, a loop through it, a chain past ddl_notify.max_chain_length) are
+ *	  handled without a call; the latter are counted in loop_suppressed.
  * 4. In the same subtransaction it sets the processed bits with a checked
  *	  transition (the bit must have been clear; rows locked in id order) and
  *	  deletes the rows every subscriber has now handled.
@@ -284,6 +287,14 @@ static DdlnQuery q_success = {
 	4, {INT4OID, INT8OID, INT8OID, INT8OID}
 };
 
+/* events not delivered by the chain rule (G12, fetch.c), since 0.2.0 */
+static DdlnQuery q_loop_suppressed = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  loop_suppressed = loop_suppressed OPERATOR(pg_catalog.+) $2 "
+	"WHERE id = $1",
+	2, {INT4OID, INT8OID}
+};
+
 static DdlnQuery q_failure = {
 	"UPDATE ddl_notify.subscriber SET "
 	"  attempts = CASE WHEN failing_event IS NOT DISTINCT FROM $2 "
@@ -308,6 +319,14 @@ static DdlnQuery q_dead_letter = {
 	"SELECT $1, e.id, pg_catalog.to_jsonb(e), $3, $4, $5, $7 FROM ddl_notify.event e "
 	"WHERE e.id = $2 AND e.xid = $6",
 	7, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, XID8OID, INT8OID}
+};
+
+/* Is the event still pending for the subscriber (slot $3)? */
+static DdlnQuery q_still_pending = {
+	"SELECT 1 FROM ddl_notify.event e "
+	"WHERE e.id OPERATOR(pg_catalog.=) $1 AND e.xid OPERATOR(pg_catalog.=) $2 "
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERATOR(pg_catalog.=) 0",
+	3, {INT8OID, XID8OID, INT4OID}
 };
 
 static DdlnQuery q_max_dead_letter = {
@@ -372,6 +391,15 @@ static bool release_handler_locks = true;
 static bool in_delivery_round = false;
 static bool handler_timeout_registered = false;
 static TimeoutId handler_timeout_id;
+static TimeoutId handler_kill_id;
+
+/*
+ * The handler call in progress, for the note the process leaves if the
+ * handler timeout ends it (DdlnHandlerKilledAtExit).  Plain stores into
+ * process memory around each call: the per-call cost of the rule.
+ */
+static DdlnEndedCall current_call;
+static const char *current_call_name;	/* its subscriber's name */
 
 static int
 DdlnCompareInt64(const void *a, const void *b)
@@ -645,10 +673,71 @@ DdlnPurge(void)
 }
 
 /*
- * Call one subscriber's handler for one event, as the subscriber's owner.
+ * On the way out of a process the handler timeout ended (failure.c): say so,
+ * and leave the note of the call in shared memory for the next deliverer of
+ * the database to count (pool.c).  A before_shmem_exit callback, so it runs
+ * before a pool worker gives its slot up.
  */
 static void
-DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
+DdlnHandlerKilledAtExit(int code, Datum arg)
+{
+	bool		kept;
+
+	if (!ddln_handler_killed)
+		return;
+	ddln_handler_killed = false;
+	current_call.at = GetCurrentTimestamp();
+	kept = DdlnKeepEndedCall(&current_call);
+	ereport(LOG,
+			(errcode(ERRCODE_QUERY_CANCELED),
+			 errmsg("ddl_notify: handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms) and did not return within %d ms of its cancel; the %s was ended",
+					current_call_name, current_call.timeout_ms,
+					current_call.grace_ms, current_call.worker ? "worker" : "session"),
+			 kept ? errdetail("The call on event %lld counts as a failed attempt of the subscriber.",
+							  (long long) current_call.event.id) :
+			 errdetail("The call on event %lld could not be counted as a failed attempt: ddl_notify is not in shared_preload_libraries.",
+					   (long long) current_call.event.id)));
+}
+
+/* The handler timeout and its second stage, registered once per backend. */
+static void
+DdlnRegisterHandlerTimeout(void)
+{
+	if (handler_timeout_registered)
+		return;
+	handler_timeout_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerTimeoutHandler);
+	handler_kill_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerKillHandler);
+	before_shmem_exit(DdlnHandlerKilledAtExit, (Datum) 0);
+	handler_timeout_registered = true;
+}
+
+/* Disarm the handler timeout (both stages), if armed. */
+static void
+DdlnDisableHandlerTimeout(void)
+{
+	DisableTimeoutParams t[2];
+
+	ddln_handler_in_call = false;
+	if (!handler_timeout_registered)
+		return;
+	t[0].id = handler_timeout_id;
+	t[0].keep_indicator = false;
+	t[1].id = handler_kill_id;
+	t[1].keep_indicator = false;
+	disable_timeouts(t, 2);
+}
+
+/*
+ * Call one subscriber's handler for one event, as the subscriber's owner.
+ *
+ * The call is bounded by ddl_notify.handler_timeout whatever the handler
+ * does (failure.c): a cancel at the timeout, the end of the process if the
+ * call still runs DdlnHandlerGraceMs() later, and a call that returns after
+ * its cancel (it trapped it) fails all the same.
+ */
+static void
+DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
+				const DdlnEventKey *key, Datum chain)
 {
 	LOCAL_FCINFO(fcinfo, 1);
 	Oid			save_userid;
@@ -663,18 +752,35 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
+	/* the DDL the handler runs is caused by this subscriber, via this chain */
 	ddln_current_origin = sub->name;
+	ddln_current_chain = chain;
 	PushActiveSnapshot(GetTransactionSnapshot());
 
 	if (ddln_handler_timeout > 0)
 	{
-		if (!handler_timeout_registered)
-		{
-			handler_timeout_id = RegisterTimeout(USER_TIMEOUT, DdlnHandlerTimeoutHandler);
-			handler_timeout_registered = true;
-		}
+		EnableTimeoutParams t[2];
+
+		DdlnRegisterHandlerTimeout();
+		current_call.dboid = MyDatabaseId;
+		current_call.subscriber = sub->id;
+		current_call.event = *key;
+		current_call.timeout_ms = ddln_handler_timeout;
+		current_call.grace_ms = DdlnHandlerGraceMs();
+		current_call.worker = IsBackgroundWorker;
+		current_call.at = 0;
+		current_call_name = sub->name;
 		ddln_handler_timed_out = false;
-		enable_timeout_after(handler_timeout_id, ddln_handler_timeout);
+		ddln_handler_in_call = true;
+		t[0].id = handler_timeout_id;
+		t[0].type = TMPARAM_AFTER;
+		t[0].delay_ms = ddln_handler_timeout;
+		t[1].id = handler_kill_id;
+		t[1].type = TMPARAM_AFTER;
+		/* no overflow: both are at most INT_MAX, and the grace the smaller */
+		t[1].delay_ms = ddln_handler_timeout > INT_MAX - current_call.grace_ms ?
+			INT_MAX : ddln_handler_timeout + current_call.grace_ms;
+		enable_timeouts(t, 2);
 	}
 
 	InitFunctionCallInfoData(*fcinfo, flinfo, 1, InvalidOid, NULL, NULL);
@@ -683,12 +789,26 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row)
 	(void) FunctionCallInvoke(fcinfo);
 
 	if (ddln_handler_timeout > 0)
-		disable_timeout(handler_timeout_id, false);
+	{
+		DdlnDisableHandlerTimeout();
+
+		/*
+		 * The handler trapped the cancel and returned: the call still ran
+		 * past the timeout, and fails as a cancelled one does (PG_CATCH in
+		 * DdlnRunBatch words the message).
+		 */
+		if (ddln_handler_timed_out)
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling statement due to ddl_notify.handler_timeout"),
+					 errdetail("The handler trapped the cancel and returned after the timeout.")));
+	}
 	if (release_handler_locks)
 		LockReleaseSession(USER_LOCKMETHOD);
 
 	PopActiveSnapshot();
 	ddln_current_origin = NULL;
+	ddln_current_chain = (Datum) 0;
 	/* nothing the handler SET outlives the call, not even a plain SET */
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec);
@@ -771,6 +891,18 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 }
 
 /*
+ * Has the subscriber table the counter of the chain rule (0.2.0), or is it
+ * still the table of 0.1.0, before ALTER EXTENSION UPDATE?
+ */
+static bool
+DdlnSubscriberCounts(void)
+{
+	Oid			rel = get_relname_relid("subscriber", DdlnGetRelids(false)->nsp);
+
+	return OidIsValid(rel) && get_attnum(rel, "loop_suppressed") != InvalidAttrNumber;
+}
+
+/*
  * May "role" read the statement texts of events?  What docs/reference.md grants for
  * it: SELECT on ddl_notify.event, or on its query column.  A handler gets the
  * query only if its owner may read it.
@@ -795,6 +927,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	DdlnFetched fetched;
 	int			n;
 	volatile int64 nfiltered = 0;
+	volatile int64 nsuppressed[DDLN_SUPPRESS_HOPS + 1] = {0};	/* by DdlnSuppressed */
 	volatile int current = -1;
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -866,10 +999,14 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 			CHECK_FOR_INTERRUPTS();
 			if (!fetched.wanted[i])
 			{
-				nfiltered++;
+				if (fetched.suppressed[i] != DDLN_DELIVER)
+					nsuppressed[fetched.suppressed[i]]++;
+				else
+					nfiltered++;
 				continue;
 			}
-			DdlnCallHandler(sub, &flinfo, fetched.rows[i]);
+			DdlnCallHandler(sub, &flinfo, fetched.rows[i], &fetched.keys[i],
+							fetched.chains[i]);
 			batch->ncalls++;
 		}
 		current = n;			/* past the handlers: the bits */
@@ -883,9 +1020,9 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	{
 		ErrorData  *edata;
 
-		if (ddln_handler_timeout > 0 && handler_timeout_registered)
-			disable_timeout(handler_timeout_id, false);
+		DdlnDisableHandlerTimeout();
 		ddln_current_origin = NULL;
+		ddln_current_chain = (Datum) 0;
 
 		/* in the batch's memory: one failure each, not one per event a round */
 		edata = DdlnCopyErrorCapped(oldcxt);
@@ -938,12 +1075,29 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	if (batch->status == DDLN_BATCH_DONE)
 	{
 		Datum		sv[4];
+		int64		nloop = nsuppressed[DDLN_SUPPRESS_ECHO] +
+			nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS];
+		bool		names = (nloop == 0 || DdlnSubscriberCounts());
 
 		sv[0] = Int32GetDatum(sub->id);
 		sv[1] = Int64GetDatum(batch->ncalls);
-		sv[2] = Int64GetDatum(nfiltered);
+		/* a subscriber table of 0.1.0 has no loop_suppressed: "filtered" */
+		sv[2] = Int64GetDatum(nfiltered + (names ? 0 : nloop));
 		sv[3] = Int64GetDatum(batch->last.id);
 		DdlnRun(&q_success, sv, NULL, false, 0);
+		if (nloop > 0 && names)
+		{
+			sv[1] = Int64GetDatum(nloop);
+			DdlnRun(&q_loop_suppressed, sv, NULL, false, 0);
+		}
+		if (nloop > 0)
+			ereport(nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS] > 0 ? LOG : DEBUG1,
+					(errmsg("ddl_notify: %lld event(s) caused by handlers not delivered to subscriber \"%s\": %lld its own echo, %lld in a loop through it, %lld past ddl_notify.max_chain_length (%d)",
+							(long long) nloop, sub->name,
+							(long long) nsuppressed[DDLN_SUPPRESS_ECHO],
+							(long long) nsuppressed[DDLN_SUPPRESS_LOOP],
+							(long long) nsuppressed[DDLN_SUPPRESS_HOPS],
+							ddln_max_chain_length)));
 	}
 }
 
@@ -1122,6 +1276,49 @@ static bool DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 									  MemoryContext batchcxt, DdlnFloor *floor);
 
 /*
+ * A handler call of this subscriber was ended with its process by the
+ * handler timeout (failure.c): record it as a failed attempt on its event
+ * (backoff, or a dead letter past max_attempts) before the handler is called
+ * again, so that a handler that never returns costs one attempt per backoff,
+ * never a worker per round.  The caller holds the subscriber's lock.
+ * Returns 0 if there was nothing to count; else it committed: 1 if the
+ * failure was recorded, -1 if that commit failed (the note is kept for the
+ * next turn).
+ */
+static int
+DdlnCountEndedCall(DdlnSubscriber *sub, DdlnRoundResult *result)
+{
+	DdlnEndedCall call;
+	Datum		values[3];
+	ErrorData  *edata;
+	bool		found;
+
+	if (!DdlnTakeEndedCall(MyDatabaseId, sub->id, &call))
+		return 0;
+	values[0] = Int64GetDatum(call.event.id);
+	values[1] = FullTransactionIdGetDatum(call.event.xid);
+	values[2] = Int32GetDatum(sub->slot);
+	DdlnRun(&q_still_pending, values, NULL, true, 1);
+	found = (SPI_processed > 0);
+	SPI_freetuptable(SPI_tuptable);
+	if (!found)
+		return 0;				/* handled meanwhile (skip()): nothing to count */
+
+	edata = palloc0(sizeof(ErrorData));
+	edata->elevel = ERROR;
+	edata->sqlerrcode = ERRCODE_QUERY_CANCELED;
+	edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms) and did not return; the %s was ended",
+							  sub->name, call.timeout_ms, call.worker ? "worker" : "session");
+	edata->detail = psprintf("The handler went on %d ms after its cancel (it trapped it), so its process was ended.",
+							 call.grace_ms);
+	(void) DdlnRecordFailure(sub, &call.event, edata, result);
+	if (DdlnTryCommit() == NULL)
+		return 1;
+	(void) DdlnKeepEndedCall(&call);
+	return -1;
+}
+
+/*
  * Deliver to one subscriber for one turn: at most DDLN_BATCHES_PER_TURN
  * full batches' worth of events, then give the others a turn.  Returns true
  * if the subscriber may have more to do.  "floor" is where its committed
@@ -1177,6 +1374,15 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 			SPI_commit();
 			DdlnStartTransaction();
 			return false;
+		}
+		switch (DdlnCountEndedCall(&sub, result))
+		{
+			case 1:
+				continue;		/* now in backoff, or dead-lettered */
+			case -1:
+				return false;	/* counted at its next turn */
+			default:
+				break;
 		}
 		if (!sub.enabled)
 		{
@@ -1394,6 +1600,12 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
 		SPI_freetuptable(SPI_tuptable);
 		SPI_commit();
 		DdlnStartTransaction();
+		/*
+		 * Notes of ended handler calls of subscribers since removed.  (A
+		 * subscriber missing from this list cannot have a note yet: its
+		 * call would have begun a handler timeout before the list.)
+		 */
+		DdlnForgetEndedCalls(MyDatabaseId, ids, nsubs);
 
 		for (int i = 0; i < nsubs; i++)
 		{

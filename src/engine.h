@@ -67,13 +67,32 @@ typedef struct DdlnSubscriber
  */
 typedef DdlnEventKey DdlnFloor;
 
+/*
+ * Why an event that passed the subscriber's filters is not handed to it
+ * (G12, fetch.c): its chain of origins (event.origin_chain) says its own
+ * handler caused it.  Such events are handled without a call and counted in
+ * subscriber.loop_suppressed.
+ */
+typedef enum DdlnSuppressed
+{
+	DDLN_DELIVER = 0,			/* not suppressed */
+	DDLN_SUPPRESS_ECHO,			/* its own handler's DDL, echo => false */
+	DDLN_SUPPRESS_LOOP,			/* it is in the chain already, not only as
+								 * the direct echo echo => true allows */
+	DDLN_SUPPRESS_HOPS			/* the chain is ddl_notify.max_chain_length
+								 * long */
+} DdlnSuppressed;
+
 /* The events a batch read, in delivery order, in the batch's memory. */
 typedef struct DdlnFetched
 {
 	int			n;
 	Datum	   *rows;			/* the event rows (composite datums) */
 	DdlnEventKey *keys;			/* id, xid and commit position of each */
-	bool	   *wanted;			/* passes the subscriber's filters */
+	bool	   *wanted;			/* passes the filters and the chain rule */
+	uint8	   *suppressed;		/* DdlnSuppressed: why not, if not wanted
+								 * by the chain rule */
+	Datum	   *chains;			/* its origin_chain (text[]), 0 if none */
 	bool		full;			/* stopped at ddl_notify.batch_memory */
 } DdlnFetched;
 

@@ -15,14 +15,28 @@
  *	 ddln_handler_timed_out before it raises the cancel, and such an error
  *	 stays the handler's.  deliver.c registers the timeout, arms it around
  *	 each call and clears the flag.
+ * - The timeout ends the call whatever the handler catches (G10).  A cancel
+ *	 is an ERROR, and PL/pgSQL can trap any ERROR (EXCEPTION WHEN
+ *	 query_canceled, WHEN OTHERS).  So the cancel has a second timeout,
+ *	 DdlnHandlerGraceMs() after the first: if the call is still running
+ *	 then (ddln_handler_in_call), DdlnHandlerKillHandler asks for the end of
+ *	 the process (ProcDiePending), the FATAL a SIGTERM gives, which no
+ *	 handler can trap: a pool worker exits and frees its slot, a session
+ *	 running CALL ddl_notify.deliver() is disconnected.  deliver.c keeps a
+ *	 note of the call it ended (the subscriber and the event), and the next
+ *	 deliverer of the database counts it as a failed attempt.  A handler
+ *	 that caught the cancel and returned fails as well: a call that ran past
+ *	 the timeout is never taken as a success.
  * - Every error the engine keeps is copied with each text cut to
  *	 DDLN_ERROR_FIELD_MAX bytes at a character boundary, with a note of how
  *	 much was cut (DdlnCopyErrorCapped): what the engine records in
  *	 subscriber and dead_letter and what it logs is bounded, whatever a
  *	 handler raised.  The full copy lives only in a scratch context deleted
  *	 before the function returns; the error state is flushed.
- * - Called only by deliver.c, inside a PG_CATCH; calls nothing of the other
- *	 files: no SPI, no catalog access.
+ * - Called only by deliver.c, inside a PG_CATCH, and by the timeout
+ *	 machinery (the two timeout handlers, in the SIGALRM handler: flags and
+ *	 the latch only); calls nothing of the other files: no SPI, no catalog
+ *	 access.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -46,6 +60,23 @@
 /* set by the handler timeout, cleared by deliver.c */
 volatile sig_atomic_t ddln_handler_timed_out = false;
 
+/* a handler call is running: set and cleared by deliver.c around it */
+volatile sig_atomic_t ddln_handler_in_call = false;
+
+/* the second timeout ended the process (read by deliver.c's exit callback) */
+volatile sig_atomic_t ddln_handler_killed = false;
+
+/*
+ * How long a cancelled handler call may take to return before its process
+ * is ended: DDLN_HANDLER_GRACE_MAX_MS, or the timeout itself if shorter.  A
+ * handler that does not trap the cancel unwinds in milliseconds.
+ */
+int
+DdlnHandlerGraceMs(void)
+{
+	return Min(ddln_handler_timeout, DDLN_HANDLER_GRACE_MAX_MS);
+}
+
 /*
  * The handler timeout (ddl_notify.handler_timeout) fires: a cancel, but
  * ours, so that DdlnErrorIsDeliverers() counts it as the handler's failure.
@@ -55,6 +86,23 @@ DdlnHandlerTimeoutHandler(void)
 {
 	ddln_handler_timed_out = true;
 	QueryCancelPending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
+}
+
+/*
+ * The grace after the cancel is over and the call still runs: the handler
+ * trapped the cancel.  End the process as SIGTERM would (a FATAL at the
+ * next CHECK_FOR_INTERRUPTS, which PL/pgSQL cannot trap).  Runs in the
+ * SIGALRM handler: flags and the latch only.
+ */
+void
+DdlnHandlerKillHandler(void)
+{
+	if (!ddln_handler_in_call || !ddln_handler_timed_out)
+		return;
+	ddln_handler_killed = true;
+	ProcDiePending = true;
 	InterruptPending = true;
 	SetLatch(MyLatch);
 }

@@ -17,8 +17,16 @@
  * - A read stops when the batch is full (ddl_notify.batch_size events, or
  *	 ddl_notify.batch_memory bytes of rows), never after scanning or sorting
  *	 the whole backlog.
- * - Filters and the echo rule decide only whether the handler is called
+ * - Filters and the chain rule decide only whether the handler is called
  *	 ("wanted"); every pending event is read and handled either way.
+ * - The chain rule (G12, DdlnChainRule): an event caused by handlers
+ *	 carries the chain of subscribers whose handlers led to it
+ *	 (origin_chain; origin alone for events of 0.1.0).  It is not handed to
+ *	 a subscriber in that chain, except, with echo => true, the direct echo
+ *	 (the subscriber is the chain's last element and appears once), nor to
+ *	 anyone once the chain is ddl_notify.max_chain_length long.  So a loop
+ *	 between handlers ends: a subscriber's handler runs at most once per
+ *	 user DDL along any one chain (twice with echo => true).
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -93,6 +101,67 @@ DdlnFilterPasses(const DdlnFilter *f, TupleTableSlot *slot, AttrNumber attnum)
 }
 
 /*
+ * The chain of origins of the event in "slot": origin_chain, or for an
+ * event written before it existed (0.1.0), {origin}; 0 if a user's DDL made
+ * it.  A copy in the current (batch) memory: the handler's DDL extends it.
+ */
+static Datum
+DdlnEventChain(TupleTableSlot *slot, bool has_chain)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (has_chain)
+	{
+		d = slot_getattr(slot, DDLN_EV_ORIGIN_CHAIN + 1, &isnull);
+		if (!isnull)
+			return PointerGetDatum(DatumGetArrayTypePCopy(d));
+	}
+	d = slot_getattr(slot, DDLN_EV_ORIGIN + 1, &isnull);
+	if (isnull)
+		return (Datum) 0;
+	d = PointerGetDatum(DatumGetTextPCopy(d));
+	return PointerGetDatum(construct_array(&d, 1, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* The chain rule (see the header): may the subscriber get this event? */
+static DdlnSuppressed
+DdlnChainRule(const DdlnSubscriber *sub, Datum chain)
+{
+	Datum	   *elems;
+	bool	   *elnulls;
+	int			n;
+	int			self = 0;
+	bool		last = false;
+
+	deconstruct_array(DatumGetArrayTypeP(chain), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &elnulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		text	   *t;
+
+		if (elnulls[i])
+			continue;
+		t = DatumGetTextPP(elems[i]);
+		if (VARSIZE_ANY_EXHDR(t) == strlen(sub->name) &&
+			memcmp(VARDATA_ANY(t), sub->name, VARSIZE_ANY_EXHDR(t)) == 0)
+		{
+			self++;
+			last = (i == n - 1);
+		}
+	}
+	pfree(elems);
+	pfree(elnulls);
+	if (self == 1 && last && !sub->echo)
+		return DDLN_SUPPRESS_ECHO;
+	if (self > 1 || (self == 1 && !last))
+		return DDLN_SUPPRESS_LOOP;
+	if (n >= ddln_max_chain_length)
+		return DDLN_SUPPRESS_HOPS;
+	return DDLN_DELIVER;
+}
+
+/*
  * Read up to "limit" of the subscriber's pending events in delivery order
  * (protocol step 2): transactions in commit order, then each transaction's
  * events in id order; inside transaction floor->xid only those after
@@ -128,7 +197,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	AttrNumber	a_tag = DDLN_EV_COMMAND_TAG + 1;
 	AttrNumber	a_type = DDLN_EV_OBJECT_TYPE + 1;
 	AttrNumber	a_schema = DDLN_EV_SCHEMA_NAME + 1;
-	AttrNumber	a_origin = DDLN_EV_ORIGIN + 1;
+	bool		has_chain = (event_desc->natts == DDLN_EV_NATTS);
 	int64		bit = INT64CONST(1) << sub->slot;
 	int64		max_bytes = (int64) ddln_batch_memory * 1024;
 	int64		bytes = 0;
@@ -142,7 +211,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	IndexScanDesc scan;
 
 	if (IndexRelationGetNumberOfKeyAttributes(event_idx) != 2 ||
-		event_desc->natts != DDLN_EV_NATTS ||
+		(event_desc->natts != DDLN_EV_NATTS && event_desc->natts != DDLN_EV_NATTS_010) ||
 		RelationGetDescr(order_rel)->natts != DDLN_CO_NATTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -153,6 +222,8 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	out->rows = palloc(sizeof(Datum) * limit);
 	out->keys = palloc(sizeof(DdlnEventKey) * limit);
 	out->wanted = palloc(sizeof(bool) * limit);
+	out->suppressed = palloc0(sizeof(uint8) * limit);
+	out->chains = palloc0(sizeof(Datum) * limit);
 
 	/*
 	 * READ COMMITTED: what committed before now, this batch's lock included,
@@ -191,8 +262,8 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 			bool		shouldfree;
 			HeapTuple	tup;
 			bool		wanted;
-			Datum		origin;
-			bool		origin_null;
+			Datum		chain = (Datum) 0;
+			DdlnSuppressed suppressed = DDLN_DELIVER;
 
 			if (processed & bit)
 				continue;		/* handled already */
@@ -200,16 +271,12 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 			wanted = DdlnFilterPasses(&sub->command_tags, eslot, a_tag) &&
 				DdlnFilterPasses(&sub->object_types, eslot, a_type) &&
 				DdlnFilterPasses(&sub->schemas, eslot, a_schema);
-			if (wanted && !sub->echo)
+			if (wanted)
 			{
-				origin = slot_getattr(eslot, a_origin, &origin_null);
-				if (!origin_null)
-				{
-					char	   *o = TextDatumGetCString(origin);
-
-					wanted = (strcmp(o, sub->name) != 0);
-					pfree(o);
-				}
+				chain = DdlnEventChain(eslot, has_chain);
+				if (chain != (Datum) 0)
+					suppressed = DdlnChainRule(sub, chain);
+				wanted = (suppressed == DDLN_DELIVER);
 			}
 
 			tup = ExecFetchSlotHeapTuple(eslot, false, &shouldfree);
@@ -234,6 +301,8 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 			out->keys[out->n].xid = fxid;
 			out->keys[out->n].pos = pos;
 			out->wanted[out->n] = wanted;
+			out->suppressed[out->n] = (uint8) suppressed;
+			out->chains[out->n] = wanted ? chain : (Datum) 0;
 			out->n++;
 		}
 	}

@@ -7,7 +7,8 @@
  *
  * Who may call it: ddl_notify.c (_PG_init; at COMMIT of a transaction that
  * recorded events; the utility hook), subscriber.c (skip()), deliver.c (CALL
- * deliver() left a retry), worker.c (through pool.h), and SQL
+ * deliver() left a retry; the notes of ended handler calls), worker.c
+ * (through pool.h), and SQL
  * (delivery_status(), worker_pool()).  It calls nothing in worker.c.
  *
  * The pool (G14):
@@ -44,6 +45,15 @@
  *	 ddl_notify UPDATE pause and empty their own database the same way, so
  *	 that a worker's locks on the extension's tables never make the
  *	 deadlock detector cancel them (test/t/042_drop_extension_busy.pl).
+ * - Ended handler calls (G10, failure.c): a process that
+ *	 ddl_notify.handler_timeout ended inside a handler call leaves a note of
+ *	 it here on its way out (DdlnKeepEndedCall, from deliver.c's exit
+ *	 callback) and queues its database; the next deliverer of that
+ *	 subscriber takes it (DdlnTakeEndedCall) and records the failed attempt
+ *	 before it calls the handler again.  A deliverer looks at "nended"
+ *	 without the lock first, so the cost per batch is one read.  At most
+ *	 DDLN_MAX_ENDED_CALLS notes: a further one replaces the oldest; a round
+ *	 drops those of subscribers that are gone (DdlnForgetEndedCalls).
  * - Shared state (slots, pauses, the request table) is protected by the
  *	 tranche's one LWLock, never held across anything that can block.
  *	 Latches are set outside it.  Nothing here touches ddl_notify's tables.
@@ -193,6 +203,111 @@ DdlnDbEntryFor(Oid dboid)
 		e->dboid = dboid;
 	}
 	return e;
+}
+
+/*
+ * Keep the note of a handler call the handler timeout ended, and queue its
+ * database so that a worker comes to count it (a session's CALL deliver()
+ * leaves no worker behind).  Called on the way out of the process that was
+ * ended; false if there is no shared memory or no room.
+ */
+bool
+DdlnKeepEndedCall(const DdlnEndedCall *call)
+{
+	bool		kept = false;
+	Latch	   *launcher = NULL;
+
+	if (ddln_shared == NULL)
+		return false;
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	if (ddln_shared->nended < DDLN_MAX_ENDED_CALLS)
+	{
+		ddln_shared->ended[ddln_shared->nended++] = *call;
+		kept = true;
+	}
+	else
+	{
+		/* full: the oldest note goes (its database has not been served since) */
+		int			oldest = 0;
+
+		for (int i = 1; i < ddln_shared->nended; i++)
+		{
+			if (ddln_shared->ended[i].at < ddln_shared->ended[oldest].at)
+				oldest = i;
+		}
+		ddln_shared->ended[oldest] = *call;
+		kept = true;
+	}
+	/* not a worker that dies young: the launcher replaces it at once */
+	for (int i = 0; kept && call->worker && i < ddln_shared->nslots; i++)
+	{
+		if (ddln_shared->slots[i].pid == MyProcPid)
+			ddln_shared->slots[i].handler_ended = true;
+	}
+	/* a worker's own death queues its database already (worker.c) */
+	if (!call->worker && ddln_max_workers > 0)
+	{
+		DdlnQueueLocked(call->dboid, GetCurrentTimestamp(), false);
+		launcher = ddln_shared->launcher_latch;
+	}
+	LWLockRelease(ddln_shared->lock);
+	if (launcher)
+		SetLatch(launcher);
+	return kept;
+}
+
+/*
+ * Take (remove) the note of an ended handler call of this subscriber, if
+ * any.  The unlocked read of nended makes the common case one load: a note
+ * is kept before its process is gone, so before a worker replaces it.
+ */
+bool
+DdlnTakeEndedCall(Oid dboid, int32 subscriber, DdlnEndedCall *call)
+{
+	bool		found = false;
+
+	if (ddln_shared == NULL || ddln_shared->nended == 0)
+		return false;
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ddln_shared->nended; i++)
+	{
+		DdlnEndedCall *c = &ddln_shared->ended[i];
+
+		if (c->dboid == dboid && c->subscriber == subscriber)
+		{
+			*call = *c;
+			ddln_shared->ended[i] = ddln_shared->ended[--ddln_shared->nended];
+			found = true;
+			break;
+		}
+	}
+	LWLockRelease(ddln_shared->lock);
+	return found;
+}
+
+/*
+ * Forget the notes of ended handler calls of this database's subscribers
+ * that are gone (unsubscribed): "subscribers" lists those that exist.
+ */
+void
+DdlnForgetEndedCalls(Oid dboid, const int32 *subscribers, int n)
+{
+	if (ddln_shared == NULL || ddln_shared->nended == 0)
+		return;
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ddln_shared->nended;)
+	{
+		DdlnEndedCall *c = &ddln_shared->ended[i];
+		bool		exists = (c->dboid != dboid);
+
+		for (int j = 0; j < n && !exists; j++)
+			exists = (subscribers[j] == c->subscriber);
+		if (exists)
+			i++;
+		else
+			*c = ddln_shared->ended[--ddln_shared->nended];
+	}
+	LWLockRelease(ddln_shared->lock);
 }
 
 /* Queue a database for a worker (caller holds the lock exclusively). */

@@ -3,7 +3,8 @@
  * pool.h
  *	  The pool's shared memory, private to pool.c (which owns it) and
  *	  worker.c (the launcher and the workers).  Every field is read and
- *	  written under ddln_shared->lock; see pool.c's header for the rules.
+ *	  written under ddln_shared->lock (but for a look at "nended" without
+ *	  it); see pool.c's header for the rules.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -20,6 +21,7 @@
 #define DDLN_MAX_PAUSES			16
 #define DDLN_STOP_WAIT_MS		5000	/* how long the hook waits for a worker */
 #define DDLN_MAX_DBS			4096	/* databases queued or awaiting a retry at once */
+#define DDLN_MAX_ENDED_CALLS	64		/* notes of handler calls ended, at once */
 
 typedef enum DdlnWorkerState
 {
@@ -42,6 +44,7 @@ typedef struct DdlnWorkerSlot
 	bool		helped;			/* the launcher started a helper for this round */
 	bool		yield;			/* idle: leave, a stuck database needs the slot */
 	bool		warm;			/* has finished a round */
+	bool		handler_ended;	/* exits: the handler timeout ended it */
 	TimestampTz since;			/* serving its database since */
 	TimestampTz round_since;	/* the round in progress began; 0 if none */
 	TimestampTz last_round;
@@ -87,6 +90,9 @@ typedef struct DdlnShared
 	uint64		next_generation;
 	uint64		exit_races;		/* commits that found their worker exiting */
 	DdlnPause	pauses[DDLN_MAX_PAUSES];
+	/* handler calls whose process ended them, to count (DdlnEndedCall) */
+	int			nended;			/* also read without the lock, as a hint */
+	DdlnEndedCall ended[DDLN_MAX_ENDED_CALLS];
 	int			nslots;
 	DdlnWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } DdlnShared;

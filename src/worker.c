@@ -39,7 +39,8 @@
  *	 turn of a few batches), and gives its slot up: it queues its own
  *	 database again (behind those waiting) and exits.  A worker inside
  *	 one long handler call cannot give up its slot until that call returns
- *	 (ddl_notify.handler_timeout bounds it).
+ *	 or is ended (ddl_notify.handler_timeout bounds it, whatever the
+ *	 handler traps: failure.c).
  * - A slow subscriber delays no other: when every worker of a database has
  *	 been in its current round for DDLN_HELP_AFTER_MS (its first round,
  *	 with cold caches, DDLN_HELP_AFTER_FIRST_MS; a timeout in the
@@ -67,7 +68,10 @@
  *	 accepts connections (DROP DATABASE while queued drops the request).
  * - A worker that dies (an ERROR, SIGTERM, a crash) is replaced: its
  *	 database is queued again after a restart delay that doubles while
- *	 workers there die young.
+ *	 workers there die young.  Not one the handler timeout ended
+ *	 (failure.c, "handler_ended" in its slot): that failure is counted
+ *	 against its subscriber, with that subscriber's backoff, and the
+ *	 database's other subscribers get a worker after the first delay.
  * - Stepping aside (G11, pool.c): the launcher starts no worker for a
  *	 paused database; a worker asked to leave has its database queued
  *	 again, served once the pause is over if the database still exists.
@@ -417,8 +421,19 @@ DdlnLauncherReap(TimestampTz now)
 				 */
 				if (e->queued_since == 0)
 					e->queued_since = now;
-				if (s->state == DDLN_W_RUNNING &&
-					!TimestampDifferenceExceeds(s->since, now, DDLN_HEALTHY_RUN_MS))
+				if (s->handler_ended)
+				{
+					/*
+					 * The handler timeout ended it (deliver.c): its failure
+					 * is counted, with a backoff, before the handler runs
+					 * again; the other subscribers need a worker now.  The
+					 * first restart delay, not doubled, in case the count
+					 * failed.
+					 */
+					e->restart_delay_ms = DDLN_RESTART_DELAY_MS;
+				}
+				else if (s->state == DDLN_W_RUNNING &&
+						 !TimestampDifferenceExceeds(s->since, now, DDLN_HEALTHY_RUN_MS))
 					e->restart_delay_ms = Min(Max(e->restart_delay_ms * 2, DDLN_RESTART_DELAY_MS),
 											  DDLN_MAX_RESTART_DELAY_MS);
 				else
