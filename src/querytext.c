@@ -1089,8 +1089,9 @@ DdlnInnerText(DdlnInners *inners, const DdlnToken *t, const char *value,
 
 		if (e->start == t->start)
 		{
+			/* the same constant: its text, or this reading's own value */
 			if (e->end == t->end && strcmp(e->value, value) == 0)
-				return e->inner;
+				return (e->inner == e->value) ? (char *) value : e->inner;
 			break;
 		}
 		if (e->start < t->start)
