@@ -1175,13 +1175,7 @@ DdlnReadingEdits(const char *q, int len, bool scs, bool lenient, int depth,
 			{
 				if ((redacted = DdlnRedactUriPasswords(inner)) != NULL)
 					inner = redacted;
-				/*
-				 * by content: the second reading's value is a copy of its
-				 * own, and the inner text it shares may be the first's
-				 * value itself (a name such as U&"p\0061ssword" was
-				 * otherwise written back requoted, as "password")
-				 */
-				if (strcmp(inner, value) != 0)
+				if (inner != value)
 					text = DdlnRequote(inner, t);
 			}
 		}
