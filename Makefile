@@ -14,6 +14,10 @@
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one
+#   make test-ecosystem     ddl_notify beside pgaudit, pg_cron, pg_partman,
+#                           pg_repack, pglogical, pgl_ddl_deploy, pgq and
+#                           PostGIS, installed from Debian by the runner
+#                           (test/ecosystem/run.sh, docs/compatibility.md)
 #   make test-pg-regress    PostgreSQL's own regression suite with and without
 #                           ddl_notify, compared (test/pgregress/run.sh)
 #   make coverage           every suite against a --coverage build in a scratch
@@ -63,7 +67,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 		{ echo "$(EXTENSION).control: default_version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench mutate test-pg-regress coverage
+.PHONY: deps demo test bench mutate test-pg-regress test-ecosystem coverage
 deps:
 	@bash test/tools/deps.sh
 
@@ -87,6 +91,10 @@ mutate: deps
 test-pg-regress: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/pgregress/run.sh
+
+test-ecosystem: deps
+	@WERROR=1 bash test/tools/build.sh
+	@bash test/ecosystem/run.sh
 
 coverage: deps
 	@bash test/tools/coverage.sh
