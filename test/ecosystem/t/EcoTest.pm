@@ -14,8 +14,8 @@
 #   every event it handles (event id, trigger event, tag, object type and
 #   identity, role_name, in_extension) with UNIQUE (event_id), so a second
 #   delivery of one event fails loudly (23505) instead of hiding.
-# - settled(NODE, DB): wait_for_delivery true, and no subscriber of DB with
-#   an error, attempts or pending events.
+# - settled(NODE, DB, LABEL): wait_for_delivery true, and no subscriber of DB
+#   with an error, attempts or pending events.
 # - once(NODE, DB, NAME, WHERE): for the recorder's rows matching WHERE,
 #   "tag|identity|role" with its count where the count is not 1, so '' means
 #   every command was delivered once; see uses.
@@ -90,16 +90,19 @@ SELECT ddl_notify.subscribe('$name', 'rec.h_$name(ddl_notify.event)');
 }
 
 # settled(NODE, DB): delivery caught up and nobody failing; a test assertion.
+# With past_errors => 1, a last error from an attempt that has since
+# succeeded (attempts back to 0) is allowed.
 sub settled
 {
-	my ($node, $db, $label) = @_;
+	my ($node, $db, $label, %opt) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	my $ok = DdlNotifyTest::wait_for_delivery($node, $db);
+	my $past = $opt{past_errors} ? 'false' : 'last_error IS NOT NULL';
 	my $bad = $node->safe_psql($db,
-		q{SELECT coalesce(string_agg(name || ': pending ' || pending || ', attempts ' || attempts
+		qq{SELECT coalesce(string_agg(name || ': pending ' || pending || ', attempts ' || attempts
 			|| ', ' || coalesce(last_error, ''), '; '), '')
 		  FROM ddl_notify.subscriber_status
-		  WHERE pending > 0 OR attempts > 0 OR last_error IS NOT NULL});
+		  WHERE pending > 0 OR attempts > 0 OR $past});
 	is("$ok $bad", 't ', "$label: wait_for_delivery true, no subscriber pending or failing");
 	return;
 }
