@@ -14,12 +14,17 @@
 #      state (the cron job, the partman config, the queue, the geometry).
 # G13, G6, G3: nothing is delivered twice: after the restore the recorders'
 #      logs hold exactly the dumped rows plus the events of transactions that
-#      committed after the subscribers were restored (pg_restore's last pass,
-#      the ACLs, and nothing of its CREATE statements), each once; DDL run
-#      after the restore, including by pg_partman's maintenance and by a
-#      pg_cron-free session, is delivered once to each.  Catches: a restored
+#      committed after the subscribers' rows were restored (pg_restore's
+#      post-data section, constraints and indexes, and its last pass, the
+#      ACLs; nothing of its CREATE statements, which run before the data),
+#      each once; DDL run after the restore by a session and by pg_partman's
+#      maintenance is delivered once to each.  Catches: a restored
 #      subscriber that replays the restore's own DDL (thousands of PostGIS
-#      and partman objects) or receives an event twice.
+#      and partman objects) or receives an event twice (the recorders' UNIQUE
+#      event_id makes a repeat fail).
+# G10, G7: subscriber b belongs to app_owner, who may use the handler's
+#      schema only after the ACL pass: the post-data events fail for b until
+#      then and are retried, then delivered once (docs/compatibility.md).
 
 use strict;
 use warnings FATAL => 'all';
