@@ -24,21 +24,33 @@
 #                           copy, then gcov's lines and branches per file and
 #                           the error paths no test ran (test/tools/coverage.sh,
 #                           test/COVERAGE.md); ONLY=regex for some tests
+#   make installcheck       the sql/ tests against a running server that has
+#                           the extension installed and test/regress.conf's
+#                           settings (PGXS; docs/operations.md)
+#   make dist               the release tarball ddl_notify-EXTVERSION.tar.gz
+#                           from git (HEAD), for PGXN
+#   make deb                Debian packages postgresql-NN-ddl-notify (debian/,
+#                           pg_buildext) built here into build/deb/
+#   make test-deb           META.json and the version check, then the package
+#                           built, installed, installchecked and purged in a
+#                           fresh Debian chroot (test/tools/deb-test.sh)
 
 EXTENSION	= ddl_notify
 EXTVERSION	= 0.2.0
 
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/common.o src/capture.o src/counter.o src/deliver.o src/failure.o src/fetch.o \
-		  src/lifecycle.o src/pool.o src/querytext.o src/subscriber.o src/walmsg.o \
+		  src/binding.o src/lifecycle.o src/pool.o src/querytext.o src/subscriber.o src/trust.o src/walmsg.o \
 		  src/worker.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
-DATA		= $(wildcard sql/$(EXTENSION)--*.sql)
+DATA		= $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/$(EXTENSION)--*.sql))
 
 # pg_regress inputs are every sql/*.sql but the install scripts; the order
-# is the file names' order (NNN_topic.sql).
-REGRESS		= $(sort $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)%,$(wildcard sql/*.sql))))
+# is the file names' order (NNN_topic.sql).  Paths go through $(srcdir), set
+# by PGXS, so that a VPATH build (pg_buildext build) finds them too.
+REGRESS_OPTS	= --no-locale --encoding=UTF8
+REGRESS		= $(sort $(patsubst $(srcdir)/sql/%.sql,%,$(filter-out $(srcdir)/sql/$(EXTENSION)%,$(wildcard $(srcdir)/sql/*.sql))))
 
 PG_CONFIG	?= pg_config
 PG_CPPFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
@@ -58,16 +70,26 @@ include $(PGXS)
 # Every source file includes the shared header: rebuild them all when it
 # changes (PGXS tracks no header dependencies unless configured with
 # --enable-depend).
-$(OBJS): src/ddl_notify.h src/engine.h
+$(OBJS): src/ddl_notify.h src/engine.h src/compat.h
 src/pool.o src/worker.o: src/pool.h
+# a VPATH build writes its objects to src/ of the build directory
+ifneq ($(VPATH),)
+$(shell mkdir -p src)
+endif
+else
+# Without PGXS only the targets that install it first (demo, test, ...) work.
+all install installcheck:
+	@echo "ddl_notify: PGXS not found: '$(PG_CONFIG) --pgxs' gave '$(PGXS)'. Install your PostgreSQL's server development package (postgresql-server-dev-NN on Debian), or set PG_CONFIG=/path/to/pg_config." >&2; exit 1
 endif
 
-$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
-	@grep -q "^default_version = '$(EXTVERSION)'" $(EXTENSION).control || \
+$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.json
+	@grep -q "^default_version = '$(EXTVERSION)'" $(word 2,$^) || \
 		{ echo "$(EXTENSION).control: default_version is not '$(EXTVERSION)'" >&2; exit 1; }
+	@[ "$$(grep -v '"meta-spec"' $(word 3,$^) | sed -nE 's/.*"version" *: *"([^"]*)".*/\1/p' | sort -u)" = "$(EXTVERSION)" ] || \
+		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench mutate test-pg-regress test-ecosystem coverage
+.PHONY: deps demo test bench mutate test-pg-regress test-ecosystem coverage dist deb test-deb
 deps:
 	@bash test/tools/deps.sh
 
@@ -98,3 +120,12 @@ test-ecosystem: deps
 
 coverage: deps
 	@bash test/tools/coverage.sh
+
+dist:
+	git archive --format=tar.gz --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).tar.gz HEAD
+
+deb:
+	@bash test/tools/deb-test.sh --build-here
+
+test-deb:
+	@bash test/tools/deb-test.sh

@@ -2,8 +2,8 @@
 -- 011_delivery: what a handler's transaction may and may not believe
 --
 -- Proves:
--- G3  commit before belief: the TiDB notifier bug (prior-bugs/
---     tidb-notifier-commit-failure.txt): one subscriber always fails, one always
+-- G3  commit before belief: the TiDB notifier bug (docs/guarantees.md,
+--     "Bugs it cannot have"): one subscriber always fails, one always
 --     succeeds; the event is never deleted before the failing one succeeds and
 --     the succeeding one gets it exactly once.  And a deferred foreign key: a
 --     handler writes a row whose DEFERRABLE INITIALLY DEFERRED key is checked

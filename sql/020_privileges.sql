@@ -8,9 +8,9 @@
 -- the grant gets a clear error, nothing half-done".  Checked here:
 --  1. nothing is granted to PUBLIC: a role without grants can neither read
 --     the tables nor call the API (42501 each);
---  2. with the README's grants a role may subscribe a handler it may
+--  2. with docs/reference.md's grants a role may subscribe a handler it may
 --     execute; not one it may not execute, nor one in a schema it may not
---     use (42501); the README's grant on subscriber_status is enough to read it;
+--     use (42501); docs/reference.md's grant on subscriber_status is enough to read it;
 --  3. the handler runs as the subscribing role with the fixed search_path,
 --     whoever calls deliver(); it cannot write the extension's tables (the
 --     failure is recorded, nothing changes); EXECUTE revoked later is a
@@ -111,7 +111,7 @@ REVOKE USAGE ON SCHEMA ddl_notify FROM regress_ddln_nobody;
 REVOKE EXECUTE ON FUNCTION h_log(ddl_notify.event) FROM regress_ddln_nobody;
 
 --
--- 2. The README's grants
+-- 2. docs/reference.md's grants
 --
 GRANT USAGE ON SCHEMA ddl_notify TO regress_ddln_alice, regress_ddln_bob, regress_ddln_dave;
 GRANT EXECUTE ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[], text[], integer, boolean),

@@ -9,6 +9,10 @@
 -- (subscribers and events).  Also: input that looks dangerous but is valid
 -- (SQL in a name, 1 MB statements, names and identifiers in other scripts)
 -- is accepted and handled as plain data; settings refuse nonsense values.
+-- Object types are checked against the names PostgreSQL reports and folded
+-- to lower case (catches: object_types stored unchecked, which then
+-- silently filtered out every event); a timeout past the last timestamp is
+-- 22023 (catches: the timestamp arithmetic's own 22008).
 -- Errors are shown with their SQLSTATE only (VERBOSITY sqlstate); nothing
 -- here prints an OID, an id or a timestamp.
 --
@@ -136,12 +140,22 @@ SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', command_tags => '{"CR
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', command_tags => '{{"CREATE TABLE"}}');
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', object_types => '{}');
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', object_types => '{NULL}');
+-- object types as PostgreSQL reports them: a misspelling is refused, with a hint
+\set VERBOSITY default
+SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', object_types => '{tabel}');
+\set VERBOSITY sqlstate
+SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', object_types => '{table, "materialized  view"}');
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', schemas => '{}');
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', schemas => '{NULL}');
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', max_attempts => 0);
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', max_attempts => -1);
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', echo => NULL);
 :state;
+-- object types are folded to the lower case PostgreSQL reports them in
+BEGIN;
+SELECT ddl_notify.subscribe('types', 'h_ok(ddl_notify.event)', object_types => '{TABLE, "Table Column", index}') > 0 AS subscribed;
+SELECT object_types FROM ddl_notify.subscriber WHERE name = 'types';
+ROLLBACK;
 -- command tags are matched as PostgreSQL spells them, whatever the case given
 SELECT ddl_notify.subscribe('f', 'h_ok(ddl_notify.event)', command_tags => '{"create table", "Drop Table"}',
 							max_attempts => 2147483647) > 0 AS subscribed;
@@ -216,6 +230,9 @@ SELECT call_deliver();
 SELECT ddl_notify.deliver();
 SELECT ddl_notify.wait_for_delivery(NULL);
 SELECT ddl_notify.wait_for_delivery('-1 second');
+-- a timeout past the last timestamp is refused as an argument (22023), not 22008
+SELECT ddl_notify.wait_for_delivery('1000000 years');
+SELECT ddl_notify.wait_for_delivery('-1000000 years');
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT ddl_notify.wait_for_delivery('1 second');
 ROLLBACK;

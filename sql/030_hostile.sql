@@ -1,7 +1,7 @@
 --
 -- 030_hostile: hostile handlers and hostile DDL (issue 18)
 --
--- Roles: alice and bob have the README's subscriber grants, nothing more.
+-- Roles: alice and bob have docs/reference.md's subscriber grants, nothing more.
 -- Proves, with the code change each part catches:
 -- 1. G7: a handler that RAISEs query_canceled or admin_shutdown fails like
 --    any other handler (attempts, SQLSTATE, dead letter); the superuser's

@@ -11,6 +11,79 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION ddl_notify UPDATE TO '0.2.0'" to load this file. \quit
 
+/*
+ * The schema must be safe before anything more goes into it.  CREATE EXTENSION
+ * installs into an existing schema of the control file's name, and a role
+ * that created that schema first, or may create objects in it, could plant
+ * functions that callers of the API resolve instead of the extension's (an
+ * overload of subscribe() taking text, say), run as a superuser.  So the
+ * schema must be owned by a superuser, let no other role CREATE in it, and
+ * hold nothing that is not this extension's.  A 0.1.0 installation
+ * might have been made into such a schema: the update refuses it too.  Every name is
+ * qualified: nothing in the schema is looked up.
+ */
+DO LANGUAGE plpgsql $$
+DECLARE
+	nsp pg_catalog.oid;
+	who pg_catalog.name;
+	what pg_catalog.text;
+BEGIN
+	SELECT n.oid, a.rolname INTO nsp, who
+	  FROM pg_catalog.pg_namespace n
+	  JOIN pg_catalog.pg_authid a ON a.oid OPERATOR(pg_catalog.=) n.nspowner
+	 WHERE n.nspname OPERATOR(pg_catalog.=) 'ddl_notify' AND NOT a.rolsuper;
+	IF FOUND THEN
+		RAISE EXCEPTION 'schema "ddl_notify" is owned by role "%", which is not a superuser', who
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'The owner of the extension''s schema could replace the extension''s functions with its own.',
+				  HINT = 'Drop the schema and run the command again, or make a superuser its owner after checking what it holds.';
+	END IF;
+
+	SELECT n.oid, CASE WHEN x.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+					   ELSE pg_catalog.quote_ident(a.rolname) END
+	  INTO nsp, who
+	  FROM pg_catalog.pg_namespace n,
+		   pg_catalog.aclexplode(n.nspacl) x
+	  LEFT JOIN pg_catalog.pg_authid a ON a.oid OPERATOR(pg_catalog.=) x.grantee
+	 WHERE n.nspname OPERATOR(pg_catalog.=) 'ddl_notify'
+	   AND x.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+	   AND NOT COALESCE(a.rolsuper, false)
+	 LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'schema "ddl_notify" grants CREATE to %, which is not a superuser', who
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'A role that may create objects in the extension''s schema could plant functions that callers of the extension resolve.',
+				  HINT = 'REVOKE CREATE ON SCHEMA ddl_notify from every role but superusers, then run the command again.';
+	END IF;
+
+	SELECT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) INTO what
+	  FROM pg_catalog.pg_namespace n
+	  JOIN pg_catalog.pg_depend d
+		ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+	   AND d.refobjid OPERATOR(pg_catalog.=) n.oid
+	 WHERE n.nspname OPERATOR(pg_catalog.=) 'ddl_notify'
+	   -- the extension itself, and its members
+	   AND NOT (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+				AND d.objid OPERATOR(pg_catalog.=) (SELECT e.oid FROM pg_catalog.pg_extension e
+												   WHERE e.extname OPERATOR(pg_catalog.=) 'ddl_notify'))
+	   AND NOT EXISTS (
+			SELECT 1 FROM pg_catalog.pg_depend m
+			  JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) m.refobjid
+			 WHERE m.classid OPERATOR(pg_catalog.=) d.classid
+			   AND m.objid OPERATOR(pg_catalog.=) d.objid
+			   AND m.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+			   AND m.deptype OPERATOR(pg_catalog.=) 'e'
+			   AND e.extname OPERATOR(pg_catalog.=) 'ddl_notify')
+	 LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'schema "ddl_notify" holds % which is not part of extension ddl_notify', what
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The extension''s schema must hold only the extension''s objects: anything else could stand in for them.',
+				  HINT = 'Move or drop the object (or the whole schema), then run the command again.';
+	END IF;
+END
+$$;
+
 -- issue 13: event_xid and commit_order_pos become unique and the replica
 -- identity of their tables, so that the engine's UPDATE and DELETE work when
 -- a publication FOR ALL TABLES publishes them.
@@ -32,7 +105,10 @@ ALTER TABLE ddl_notify.subscriber
 	ADD COLUMN handler_oid oid,
 	ADD COLUMN owner_name name,
 	ADD COLUMN resolved_in bigint,
-	ADD COLUMN restored_at timestamptz;
+	ADD COLUMN restored_at timestamptz,
+	-- issue 26, 29: pause/resume, and restored rows waiting for confirmation
+	ADD COLUMN enabled boolean NOT NULL DEFAULT true,
+	ADD COLUMN confirmed boolean NOT NULL DEFAULT true;
 UPDATE ddl_notify.subscriber s
    SET handler_oid = s.handler::pg_catalog.oid,
 	   owner_name = COALESCE((SELECT a.rolname FROM pg_catalog.pg_authid a
@@ -71,7 +147,14 @@ SELECT s.name,
 	   s.echo,
 	   s.created_at,
 	   ddl_notify.delivery_status() AS delivery,
-	   s.restored_at
+	   s.restored_at,
+	   s.id,
+	   CASE WHEN NOT s.confirmed THEN 'unconfirmed'
+			WHEN NOT s.enabled THEN 'paused'
+			WHEN s.attempts OPERATOR(pg_catalog.>) 0 AND s.max_attempts IS NOT NULL THEN 'dead-lettering'
+			WHEN s.attempts OPERATOR(pg_catalog.>) 0 THEN 'failing'
+			ELSE 'active' END AS state,
+	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag
 FROM ddl_notify.subscriber s
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,
@@ -80,6 +163,7 @@ CROSS JOIN LATERAL (
 	FROM ddl_notify.event e
 	WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)
 ) p;
+
 
 -- the signature as format_procedure_qualified() spells it (a handler's only
 -- argument is ddl_notify.event); a dropped handler keeps its OID's digits
@@ -102,6 +186,12 @@ COMMENT ON COLUMN ddl_notify.subscriber.resolved_in IS
 	'system identifier of the cluster where handler_oid and owner are valid; elsewhere they are resolved by name';
 COMMENT ON COLUMN ddl_notify.subscriber.restored_at IS
 	'when the row was restored from a dump (pg_restore, psql), NULL for subscribe()';
+COMMENT ON COLUMN ddl_notify.subscriber.enabled IS
+	'false while the subscriber is paused: its events wait, it keeps its position';
+COMMENT ON COLUMN ddl_notify.subscriber.confirmed IS
+	'false for a restored subscriber whose handler binding waits for its owner''s or a superuser''s confirmation';
+COMMENT ON VIEW ddl_notify.subscriber_status IS
+	'one row per subscriber: state (active, paused, failing, dead-lettering, unconfirmed), pending events, delivery progress, last error, attempts and next retry';
 
 CREATE FUNCTION ddl_notify.subscriber_restore() RETURNS trigger
 	LANGUAGE c AS 'MODULE_PATHNAME', 'subscriber_restore';
@@ -125,3 +215,48 @@ COMMENT ON FUNCTION ddl_notify.worker_pool() IS
 	'the delivery worker pool, cluster-wide: one row per worker (starting, delivering, idle, exiting) and per database queued for one or waiting for a retry time';
 
 REVOKE ALL ON FUNCTION ddl_notify.worker_pool() FROM PUBLIC;
+
+-- issue 26, 29: change a subscriber without losing its position
+CREATE FUNCTION ddl_notify.alter_subscriber(name text,
+											handler regprocedure DEFAULT NULL,
+											command_tags text[] DEFAULT NULL,
+											object_types text[] DEFAULT NULL,
+											schemas text[] DEFAULT NULL,
+											max_attempts integer DEFAULT NULL,
+											echo boolean DEFAULT NULL,
+											enabled boolean DEFAULT NULL)
+RETURNS void
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_alter_subscriber';
+
+COMMENT ON FUNCTION ddl_notify.alter_subscriber(text, regprocedure, text[], text[], text[], integer, boolean, boolean) IS
+	'change a subscriber''s handler, filters, max_attempts, echo or enabled; NULL keeps a setting, an empty filter array receives every event, max_attempts 0 retries for ever';
+
+CREATE FUNCTION ddl_notify.pause(name text)
+RETURNS void
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_pause';
+
+COMMENT ON FUNCTION ddl_notify.pause(text) IS
+	'stop delivery to one subscriber; it keeps its position and its events wait';
+
+CREATE FUNCTION ddl_notify.resume(name text)
+RETURNS void
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_resume';
+
+COMMENT ON FUNCTION ddl_notify.resume(text) IS
+	'resume delivery to a paused subscriber, in order; confirms a restored subscriber';
+
+REVOKE ALL ON FUNCTION ddl_notify.alter_subscriber(text, regprocedure, text[], text[], text[], integer, boolean, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.pause(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.resume(text) FROM PUBLIC;
+
+-- issue 26: the delivery state as columns, for scripts
+CREATE FUNCTION ddl_notify.delivery_state(
+	OUT mode text, OUT automatic boolean, OUT worker_pids integer[],
+	OUT queued_since timestamptz, OUT next_retry_at timestamptz, OUT detail text)
+RETURNS record
+LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'ddl_notify_delivery_state';
+
+COMMENT ON FUNCTION ddl_notify.delivery_state() IS
+	'how events reach subscribers in this database, as columns: mode (manual, delivering, starting, waiting for a slot, queued, idle, idle, retry due), worker pids, since when queued, next retry; detail is delivery_status()';
+
+REVOKE ALL ON FUNCTION ddl_notify.delivery_state() FROM PUBLIC;

@@ -22,14 +22,21 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_namespace.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "ddl_notify.h"
@@ -141,6 +148,34 @@ DdlnLookupRelid(const char *name, Oid nspid, bool missing_ok)
 }
 
 /*
+ * The owner of the extension (pg_extension.extowner), InvalidOid if it is
+ * not installed in this database.  Never the owner of the schema: a role
+ * could have created the schema before CREATE EXTENSION (the install script
+ * refuses such a schema, see sql/ddl_notify.sql; this does not depend on
+ * it).
+ */
+static Oid
+DdlnLookupExtensionOwner(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			owner = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(DDLN_EXTENSION_NAME));
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return owner;
+}
+
+/*
  * The OIDs, or NULL if the extension's schema or one of them is missing and
  * missing_ok (else an error).  The lookups may read the catalogs, and so
  * process invalidations, meanwhile: what they found is kept only if no
@@ -150,7 +185,6 @@ const DdlnRelids *
 DdlnGetRelids(bool missing_ok)
 {
 	DdlnRelids	r;
-	HeapTuple	tup;
 	uint64		invals_before;
 
 	if (ddln_relids_valid)
@@ -172,12 +206,16 @@ DdlnGetRelids(bool missing_ok)
 		!OidIsValid(r.commit_order_seq = DdlnLookupRelid("commit_order_pos_seq", r.nsp, missing_ok)) ||
 		!OidIsValid(r.commit_order_pos = DdlnLookupRelid("commit_order_pos", r.nsp, missing_ok)))
 		return NULL;
-	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(r.nsp));
-	/* untested: only a DROP SCHEMA ddl_notify seen between the two lookups */
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for namespace %u", r.nsp);
-	r.owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
-	ReleaseSysCache(tup);
+	r.owner = DdlnLookupExtensionOwner();
+	if (!OidIsValid(r.owner))
+	{
+		/* untested: the schema and tables without the extension's row (a DROP EXTENSION in flight) */
+		if (missing_ok)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"%s\" does not exist", DDLN_EXTENSION_NAME)));
+	}
 
 	ddln_relids = r;
 	ddln_relids_valid = (ddln_relids_invals == invals_before);
@@ -185,9 +223,10 @@ DdlnGetRelids(bool missing_ok)
 }
 
 /*
- * The role that owns the extension's objects (the owner of its schema).
- * Capture and the API switch to it to write the extension's tables, which
- * no other role may write.
+ * The extension's owner (pg_extension.extowner, a superuser: the control
+ * file says superuser = true), never the owner of its schema.  Capture, the
+ * API and the engine switch to it to write the extension's tables, which no
+ * other role may write.
  */
 Oid
 DdlnExtensionOwner(void)

@@ -36,11 +36,14 @@
  *	 exclusive lock orders concurrent callers.  ALTER SEQUENCE on the
  *	 extension's sequences is not supported.
  * - Callers: capture (event ids) and the commit-position writers (capture at
- *	 PRE_COMMIT, the engine's sweep), subscribe() (subscriber.id) and the
- *	 engine's dead letters (dead_letter.id), always in a read-write
+ *	 PRE_COMMIT, the engine's sweep), subscribe() and the restore trigger
+ *	 (subscriber.id) and the engine's dead letters (dead_letter.id), always in a read-write
  *	 transaction that writes rows of its own.  The identity columns of the
  *	 extension's tables are therefore filled explicitly (OVERRIDING SYSTEM
- *	 VALUE), never by their defaults, which call nextval().  setval() and nextval() on these sequences keep
+ *	 VALUE), never by their defaults, which call nextval().  The last two
+ *	 draw above the highest id in use (DdlnCounterNextAbove): a restore's
+ *	 setval() may have set their sequence back.  setval() and nextval() on
+ *	 these sequences keep
  *	 working and see the numbers drawn here.
  *
  * Copyright (c) 2026, the ddl_notify authors
@@ -82,6 +85,17 @@
 int64
 DdlnCounterNext(Oid seqrelid)
 {
+	return DdlnCounterNextAbove(seqrelid, 0);
+}
+
+/*
+ * The same, but above "floor": a sequence set back below numbers in use (a
+ * restore's setval() into a database that already has rows) is moved past
+ * them, so that an identity drawn here never collides with one in use.
+ */
+int64
+DdlnCounterNextAbove(Oid seqrelid, int64 floor)
+{
 	Relation	rel;
 	HeapTuple	pgstup;
 	Form_pg_sequence pgs;
@@ -97,6 +111,7 @@ DdlnCounterNext(Oid seqrelid)
 	int64		log_cnt;
 	bool		logit;
 	bool		wal;
+	bool		jumped = false;
 
 	LockRelationOid(seqrelid, RowExclusiveLock);
 	rel = relation_open(seqrelid, NoLock);
@@ -141,14 +156,25 @@ DdlnCounterNext(Oid seqrelid)
 						RelationGetRelationName(rel), (long long) maxv)));
 	else
 		result = seq->last_value + 1;
+	if (result <= floor)
+	{
+		if (floor >= maxv)
+			ereport(ERROR,
+					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+					 errmsg("nextval: reached maximum value of sequence \"%s\" (%lld)",
+							RelationGetRelationName(rel), (long long) maxv)));
+		result = floor + 1;
+		jumped = true;
+	}
 
 	/*
 	 * Log ahead when the numbers logged last time are used up, on the first
-	 * call after setval(..., false), and on the first call after a
+	 * call after setval(..., false), after a jump past "floor" (what was
+	 * logged may not cover it), and on the first call after a
 	 * checkpoint (replay starts there, and must see a record that covers
 	 * what is handed out from now on).
 	 */
-	logit = (!seq->is_called || seq->log_cnt < 1 ||
+	logit = (jumped || !seq->is_called || seq->log_cnt < 1 ||
 			 PageGetLSN(page) <= GetRedoRecPtr());
 	if (logit)
 	{
@@ -205,7 +231,7 @@ DdlnCounterNext(Oid seqrelid)
  * (subscriber.id, dead_letter.id), rarely enough to look the name up.
  */
 int64
-DdlnCounterNextNamed(const char *seqname)
+DdlnCounterNextNamed(const char *seqname, int64 floor)
 {
 	Oid			relid = get_relname_relid(seqname, DdlnGetRelids(false)->nsp);
 
@@ -215,5 +241,5 @@ DdlnCounterNextNamed(const char *seqname)
 				 errmsg("relation \"%s.%s\" of extension ddl_notify does not exist",
 						DDLN_SCHEMA_NAME, seqname),
 				 errhint("Do not drop the extension's objects; DROP EXTENSION and CREATE EXTENSION ddl_notify re-create them.")));
-	return DdlnCounterNext(relid);
+	return DdlnCounterNextAbove(relid, floor);
 }

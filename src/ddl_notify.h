@@ -37,8 +37,8 @@
  *					length capped
  *	  counter.c		event ids and commit positions from the extension's
  *					sequences, without nextval() (no lastval() sees them)
- *	  subscriber.c	the SQL API: subscribe, unsubscribe, skip, and the
- *					subscription-point protocol
+ *	  subscriber.c	the SQL API: subscribe, alter_subscriber, pause, resume,
+ *					unsubscribe, skip, and the subscription-point protocol
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
@@ -49,11 +49,16 @@
  *	  pool.c		the pool's shared memory (slots, request table, pauses,
  *					its LWLock; private header pool.h) and the committing
  *					backend's side: wake a worker or queue the database;
- *					delivery_status(), worker_pool()
+ *					delivery_status(), delivery_state(), worker_pool()
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
- *	  lifecycle.c	subscribers through pg_dump/pg_restore, pg_upgrade and
- *					ALTER EXTENSION UPDATE: OIDs and names, restored rows
+ *	  lifecycle.c	the restore trigger: a row of a dump made a subscriber of
+ *					this database, checked as data, not as anybody's choice
+ *	  binding.c		handlers and owners by OID and by name (pg_upgrade,
+ *					restores), the subscriber table's version, new ids
+ *	  trust.c		who may run what: the one place deciding whether a
+ *					function may be a handler and who may act for an owner
+ *	  compat.h		PostgreSQL version differences, one name each
  *	  worker.c		launcher and the pool of delivery workers; they
  *					schedule, the engine delivers
  *
@@ -152,19 +157,48 @@ extern char *DdlnCapQuery(const char *query);
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* counter.c */
 extern int64 DdlnCounterNext(Oid seqrelid);
-extern int64 DdlnCounterNextNamed(const char *seqname);
+extern int64 DdlnCounterNextAbove(Oid seqrelid, int64 floor);
+extern int64 DdlnCounterNextNamed(const char *seqname, int64 floor);
 
 /* subscriber.c */
 extern bool ddln_xact_subscribed;		/* this transaction called subscribe() */
+extern bool ddln_api_inserting;			/* subscribe() inserts its row */
 extern void DdlnFixSubscriptionPoint(void);
 extern char *DdlnSnapshotText(Snapshot snap);
 extern void DdlnLockApi(void);
 
-/* lifecycle.c */
-extern bool ddln_api_inserting;			/* subscribe() inserts its row */
+/* trust.c: who may run what (the one place that decides it) */
+typedef enum DdlnBind
+{
+	DDLN_BIND_CHOSEN,			/* subscribe(), alter_subscriber(): the caller
+								 * named the function */
+	DDLN_BIND_BY_NAME,			/* a restored row, a name resolved again:
+								 * nobody chose it; the trust rule applies */
+	DDLN_BIND_CALL				/* the engine, right before the call */
+} DdlnBind;
+
+typedef struct DdlnVerdict
+{
+	bool		ok;
+	int			sqlerrcode;
+	char	   *message;
+	char	   *detail;
+	char	   *hint;
+} DdlnVerdict;
+
+extern bool DdlnJudgeHandler(Oid handler, Oid owner, DdlnBind how, DdlnVerdict *v);
+extern void DdlnRaiseVerdict(const DdlnVerdict *v);
+extern char *DdlnVerdictText(const DdlnVerdict *v);
+extern bool DdlnMayActFor(Oid role, Oid owner);
+extern void DdlnCheckMayActFor(const char *name, Oid owner, const char *owner_name);
+
+/* binding.c: handlers and owners by OID and by name, subscriber ids */
 extern bool DdlnSubscriberHasNames(void);
-extern void DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
-								  Oid *owner, const char *owner_name, bool resolved_here);
+extern int32 DdlnDrawSubscriberId(int32 want);
+extern Oid	DdlnHandlerByName(const char *signature);
+extern bool DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
+								  Oid *owner, const char *owner_name, bool resolved_here,
+								  DdlnVerdict *refusal);
 
 /* deliver.c */
 
@@ -211,7 +245,7 @@ extern ErrorData *DdlnCopyErrorCapped(MemoryContext into);
 typedef struct DdlnRelids
 {
 	Oid			nsp;
-	Oid			owner;			/* the schema's owner: the extension's */
+	Oid			owner;			/* pg_extension.extowner, never the schema's owner */
 	Oid			event;
 	Oid			event_seq;		/* event's identity sequence */
 	Oid			event_xid;		/* index event (xid, id) */

@@ -5,7 +5,7 @@
  *	  subscribers, used by CALL ddl_notify.deliver() and by the background
  *	  worker alike.
  *
- * The delivery protocol (CONTRACT.md G3-G8, G12):
+ * The delivery protocol (docs/guarantees.md, G3-G8, G12):
  *
  * 1. A batch is one top-level transaction, READ COMMITTED.  It first locks
  *	  the subscriber's row FOR UPDATE SKIP LOCKED: whoever holds that lock is
@@ -137,12 +137,6 @@ bool		(*ddln_round_yield_hook) (void) = NULL;
 /* The search_path handlers run with, whoever started delivery. */
 #define DDLN_HANDLER_SEARCH_PATH	"\"$user\", public, pg_temp"
 
-#if PG_VERSION_NUM >= 160000
-#define DdlnProcAclCheck(proc, role) object_aclcheck(ProcedureRelationId, proc, role, ACL_EXECUTE)
-#else
-#define DdlnProcAclCheck(proc, role) pg_proc_aclcheck(proc, role, ACL_EXECUTE)
-#endif
-
 /* A saved plan for one of the engine's statements. */
 typedef struct DdlnQuery
 {
@@ -169,7 +163,8 @@ static DdlnQuery q_lock_subscriber = {
 	"       s.handler, s.owner_name, "
 	"       s.start_snapshot, s.start_xid, "
 	"       s.command_tags, s.object_types, s.schemas, s.echo, "
-	"       s.resolved_in IS NOT DISTINCT FROM $2 "
+	"       s.resolved_in IS NOT DISTINCT FROM $2, "
+	"       s.enabled AND s.confirmed "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	2, {INT4OID, INT8OID}
@@ -183,7 +178,7 @@ static DdlnQuery q_lock_subscriber_010 = {
 	"       NULL::pg_catalog.text, NULL::pg_catalog.name, "
 	"       s.start_snapshot, s.start_xid, "
 	"       s.command_tags, s.object_types, s.schemas, s.echo, "
-	"       true "
+	"       true, true "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	1, {INT4OID}
@@ -282,7 +277,8 @@ static DdlnQuery q_success = {
 	"  delivered = delivered OPERATOR(pg_catalog.+) $2, "
 	"  filtered = filtered OPERATOR(pg_catalog.+) $3, "
 	"  last_event_id = $4, last_delivered_at = pg_catalog.clock_timestamp(), "
-	"  attempts = 0, failing_event = NULL, next_retry_at = NULL "
+	"  attempts = 0, failing_event = NULL, next_retry_at = NULL, "
+	"  last_error = NULL, last_error_sqlstate = NULL "
 	"WHERE id = $1",
 	4, {INT4OID, INT8OID, INT8OID, INT8OID}
 };
@@ -311,6 +307,10 @@ static DdlnQuery q_dead_letter = {
 	"SELECT $1, e.id, pg_catalog.to_jsonb(e), $3, $4, $5, $7 FROM ddl_notify.event e "
 	"WHERE e.id = $2 AND e.xid = $6",
 	7, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, XID8OID, INT8OID}
+};
+
+static DdlnQuery q_max_dead_letter = {
+	"SELECT pg_catalog.max(id) FROM ddl_notify.dead_letter", 0, {0}
 };
 
 static DdlnQuery q_after_dead_letter = {
@@ -754,10 +754,14 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	DdlnReadFilter(tup, desc, 14, &sub->schemas);
 	sub->echo = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
 	resolved_here = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
+	sub->enabled = DatumGetBool(SPI_getbinval(tup, desc, 17, &isnull));
 	SPI_freetuptable(SPI_tuptable);
-	if (names)
-		DdlnResolveSubscriber(id, sub->handler_name, &sub->handler, &sub->owner,
-							  sub->owner_name, resolved_here);
+	sub->binding.ok = true;
+	/* a handler its name found that nobody chose here: unconfirmed, skipped */
+	if (names && sub->enabled &&
+		!DdlnResolveSubscriber(id, sub->handler_name, &sub->handler, &sub->owner,
+							   sub->owner_name, resolved_here, &sub->binding))
+		sub->enabled = false;
 	sub->handler_exists = OidIsValid(sub->handler) &&
 		SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(sub->handler));
 	sub->owner_exists = OidIsValid(sub->owner) &&
@@ -766,7 +770,7 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 }
 
 /*
- * May "role" read the statement texts of events?  What the README grants for
+ * May "role" read the statement texts of events?  What docs/reference.md grants for
  * it: SELECT on ddl_notify.event, or on its query column.  A handler gets the
  * query only if its owner may read it.
  */
@@ -809,7 +813,8 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	batch->last = fetched.keys[n - 1];
 
 	pgstat_report_activity(STATE_RUNNING,
-						   psprintf("ddl_notify: delivering %d event(s) to subscriber \"%s\"",
+						   psprintf(n == 1 ? "ddl_notify: delivering %d event to subscriber \"%s\"" :
+									"ddl_notify: delivering %d events to subscriber \"%s\"",
 									n, sub->name));
 
 	BeginInternalSubTransaction(NULL);
@@ -817,6 +822,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	PG_TRY();
 	{
 		FmgrInfo	flinfo;
+		DdlnVerdict verdict;
 
 		if (!sub->owner_exists && !OidIsValid(sub->owner))
 			ereport(ERROR,
@@ -831,6 +837,9 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 					 errmsg("role %u that owns subscriber \"%s\" does not exist",
 							sub->owner, sub->name),
 					 errhint("A superuser can unsubscribe it.")));
+		/* a function its name found, but which may not be bound by itself */
+		if (!sub->binding.ok)
+			DdlnRaiseVerdict(&sub->binding);
 		if (!sub->handler_exists && !OidIsValid(sub->handler))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_FUNCTION),
@@ -844,12 +853,9 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 					 errmsg("handler function %u of subscriber \"%s\" does not exist",
 							sub->handler, sub->name),
 					 errhint("Subscribe again with an existing function, or unsubscribe.")));
-		if (DdlnProcAclCheck(sub->handler, sub->owner) != ACLCHECK_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("role \"%s\" may no longer execute handler %s of subscriber \"%s\"",
-							GetUserNameFromId(sub->owner, true) ? GetUserNameFromId(sub->owner, true) : "?",
-							format_procedure(sub->handler), sub->name)));
+		/* the shape and the owner's rights, again, right before the call (trust.c) */
+		if (!DdlnJudgeHandler(sub->handler, sub->owner, DDLN_BIND_CALL, &verdict))
+			DdlnRaiseVerdict(&verdict);
 		fmgr_info(sub->handler, &flinfo);
 		DdlnConstraintsImmediate();
 
@@ -942,10 +948,11 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 
 /*
  * Send the event to ddl_notify.dead_letter for the subscriber and mark it
- * handled, in a subtransaction: if the event's row is locked by another
- * transaction past ddl_notify.lock_timeout (55P03), nothing of it is done
- * and false is returned, so that the failure is retried later like any
- * other.
+ * handled, in a subtransaction.  If that fails (the event's row locked by
+ * another transaction past ddl_notify.lock_timeout, a trigger someone put on
+ * dead_letter, anything but the deliverer's own cancel or shutdown), nothing
+ * of it is done and false is returned: the failure stays this subscriber's,
+ * retried later like any other, and never ends the round for the others.
  */
 static bool
 DdlnDeadLetter(DdlnSubscriber *sub, const DdlnEventKey *event, int32 attempts,
@@ -960,6 +967,16 @@ DdlnDeadLetter(DdlnSubscriber *sub, const DdlnEventKey *event, int32 attempts,
 	PG_TRY();
 	{
 		Datum		values[7];
+		bool		isnull;
+		Datum		d;
+		int64		floor = 0;
+
+		/* above every id in use: a restore's setval() may have set the sequence back */
+		DdlnRun(&q_max_dead_letter, NULL, NULL, true, 0);
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			floor = DatumGetInt64(d);
+		SPI_freetuptable(SPI_tuptable);
 
 		values[0] = CStringGetTextDatum(sub->name);
 		values[1] = Int64GetDatum(event->id);
@@ -968,7 +985,7 @@ DdlnDeadLetter(DdlnSubscriber *sub, const DdlnEventKey *event, int32 attempts,
 		values[4] = CStringGetTextDatum(sqlstate);
 		values[5] = FullTransactionIdGetDatum(event->xid);
 		/* drawn by counter.c: the identity's nextval() would be a CALL deliver() caller's lastval() */
-		values[6] = Int64GetDatum(DdlnCounterNextNamed("dead_letter_id_seq"));
+		values[6] = Int64GetDatum(DdlnCounterNextNamed("dead_letter_id_seq", floor));
 		DdlnRun(&q_dead_letter, values, NULL, false, 0);
 		DdlnMarkHandled(sub->name, sub->slot, event, 1);
 		values[0] = Int32GetDatum(sub->id);
@@ -985,8 +1002,7 @@ DdlnDeadLetter(DdlnSubscriber *sub, const DdlnEventKey *event, int32 attempts,
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
-		/* untested: any other error here (out of memory, a trigger put on dead_letter) ends the round */
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+		if (DdlnErrorIsDeliverers(edata))
 			ReThrowError(edata);
 		ereport(LOG,
 				(errmsg("ddl_notify: dead letter of event %lld for subscriber \"%s\" postponed: %s",
@@ -1157,6 +1173,13 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 		if (!DdlnLockSubscriber(id, &sub))
 		{
 			result->busy++;
+			SPI_commit();
+			DdlnStartTransaction();
+			return false;
+		}
+		if (!sub.enabled)
+		{
+			/* paused, or a restored row waiting for confirmation */
 			SPI_commit();
 			DdlnStartTransaction();
 			return false;
@@ -1508,8 +1531,11 @@ deliver(PG_FUNCTION_ARGS)
 
 	if (result.failures > 0)
 		ereport(NOTICE,
-				(errmsg("ddl_notify: %lld event(s) delivered, %d failed attempt(s) recorded",
-						(long long) result.delivered, result.failures),
+				(errmsg_plural("ddl_notify: %d failed attempt recorded",
+							   "ddl_notify: %d failed attempts recorded",
+							   result.failures, result.failures),
+				 errdetail_plural("%lld event was delivered.", "%lld events were delivered.",
+								  (unsigned long) result.delivered, (long long) result.delivered),
 				 errhint("See ddl_notify.subscriber_status for the errors.")));
 	PG_RETURN_VOID();
 }

@@ -51,6 +51,10 @@ typedef struct DdlnSubscriber
 	DdlnFilter	schemas;
 	bool		echo;
 	bool		may_read_query; /* its owner may SELECT event.query */
+	bool		enabled;		/* neither paused nor waiting for
+								 * confirmation */
+	DdlnVerdict binding;		/* ok, or why the function its handler's
+								 * name finds is not bound (trust.c) */
 } DdlnSubscriber;
 
 /*

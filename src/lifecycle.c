@@ -1,40 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * lifecycle.c
- *	  What keeps subscribers working through the database's life cycle
- *	  (CONTRACT.md G13): pg_dump/pg_restore, pg_upgrade and
- *	  ALTER EXTENSION ddl_notify UPDATE.
+ *	  Subscribers through pg_dump and pg_restore (docs/guarantees.md,
+ *	  G13): the trigger that makes a restored row a subscriber of this
+ *	  database.
  *
- * A subscriber names its handler and its owner twice: by OID (handler_oid,
- * owner), which follows renames and never calls a new function that took a
- * dropped one's name, and by name (handler, the qualified signature;
- * owner_name), which means the same thing in another database or cluster.
- * The OIDs hold in the cluster whose system identifier is in resolved_in.
+ * Restored subscribers.  pg_dump keeps the rows of ddl_notify.subscriber
+ * and dead_letter (they are registered with pg_extension_config_dump);
+ * their OIDs, slots and subscription points belong to the old database.
+ * Every INSERT into ddl_notify.subscriber that subscribe() did not make
+ * (ddln_api_inserting, subscriber.c) is such a row: subscriber_restore()
+ * resolves its names (binding.c), gives it a free slot, resets its delivery
+ * state and a new subscription point, exactly as subscribe() does (the
+ * point is fixed at PRE_COMMIT, DdlnFixSubscriptionPoint).  A restored
+ * subscriber therefore receives the DDL transactions that commit after its
+ * row was restored, and nothing from before.  pg_upgrade and ALTER
+ * EXTENSION UPDATE need nothing here: binding.c resolves the names again.
  *
- * - pg_dump keeps the rows of ddl_notify.subscriber and dead_letter (they
- *	 are registered with pg_extension_config_dump); their OIDs, slots and
- *	 subscription points belong to the old database.  Every INSERT into
- *	 ddl_notify.subscriber that subscribe() did not make is such a row:
- *	 subscriber_restore() resolves its names, gives it a free slot, resets
- *	 its delivery state and a new subscription point, exactly as subscribe()
- *	 does (the point is fixed at PRE_COMMIT, DdlnFixSubscriptionPoint).  A
- *	 restored subscriber therefore receives the DDL transactions that commit
- *	 after its row was restored, and nothing from before.
- * - pg_upgrade copies the tables as they are: transaction ids (the epoch
- *	 is carried over), snapshots and role OIDs keep their meaning, function
- *	 OIDs do not.  The system identifier changes, so the engine resolves the
- *	 names again the first time it locks each subscriber
- *	 (DdlnResolveSubscriber); in the cluster of resolved_in it only
- *	 refreshes the names of renamed objects, so that the next dump carries
- *	 the current ones.
- * - A library of this version may run against the SQL objects of 0.1.0
- *	 until ALTER EXTENSION UPDATE: DdlnSubscriberHasNames() tells the API and
- *	 the engine which subscriber table they have.
- *
- * Rules: the names are resolved with search_path pg_catalog (the stored
- * signature is schema-qualified); the tables are written as the extension
- * owner; all of it runs in the caller's transaction, which holds the
- * subscriber's row lock (the engine) or inserts the row (the trigger).
+ * Rules: a dump is data, not anybody's choice.  The restoring role must be
+ * a superuser or have the privileges of the row's owner; the handler its
+ * name finds is bound under trust.c's rules for a binding nobody chose,
+ * else the row comes back unconfirmed.  The tables are written as the
+ * extension owner, under the API lock, in the restoring transaction.  The
+ * floor: an entry (a trigger), beside the API; calls subscriber.c (the API
+ * lock, the subscription point), binding.c, trust.c and common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -63,164 +52,6 @@
 #include "ddl_notify.h"
 
 PG_FUNCTION_INFO_V1(subscriber_restore);
-
-bool		ddln_api_inserting = false;
-
-/*
- * Is ddl_notify.subscriber of 0.2.0 or later (names next to the OIDs)?
- * False for the SQL objects of 0.1.0, before ALTER EXTENSION UPDATE.
- */
-bool
-DdlnSubscriberHasNames(void)
-{
-	Oid			nsp = get_namespace_oid(DDLN_SCHEMA_NAME, true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("subscriber", nsp);
-	return OidIsValid(rel) && get_attnum(rel, "owner_name") != InvalidAttrNumber;
-}
-
-/*
- * The function a qualified signature names in this database, or InvalidOid.
- * A signature that does not parse (an argument type that does not exist
- * here, a hand-edited dump) names nothing: to_regprocedure() raises an
- * error for those in PostgreSQL 15, so it runs in a subtransaction.
- */
-static Oid
-DdlnHandlerByName(const char *signature)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile Oid result = InvalidOid;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		LOCAL_FCINFO(fcinfo, 1);
-		DdlnSafeState safe;
-		Datum		d;
-
-		/* the stored signature is qualified; nothing on a path stands in */
-		DdlnBeginSafe(&safe);
-		InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
-		fcinfo->args[0].value = CStringGetTextDatum(signature);
-		fcinfo->args[0].isnull = false;
-		d = to_regprocedure(fcinfo);
-		DdlnEndSafe(&safe);
-		if (!fcinfo->isnull)
-			result = DatumGetObjectId(d);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		/* a cancel or a shutdown is not about the signature */
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
-			edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
-			/* untested: a cancel landing inside to_regprocedure(); no test can time it */
-			ReThrowError(edata);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return result;
-}
-
-static bool
-DdlnProcExists(Oid proc)
-{
-	return OidIsValid(proc) && SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(proc));
-}
-
-/*
- * The engine holds the lock of subscriber "id" and read its handler and
- * owner: make the OIDs valid here and the names current.  Outside the
- * cluster of resolved_in (after pg_upgrade), or after a restore that could
- * not resolve them, the OIDs come from the names; inside it, a renamed
- * handler or owner gets its new name.  What changed is written to the row
- * in the caller's transaction; *handler_oid and *owner are what to use
- * (InvalidOid: does not exist, which the engine reports).
- */
-void
-DdlnResolveSubscriber(int32 id, const char *handler, Oid *handler_oid,
-					  Oid *owner, const char *owner_name, bool resolved_here)
-{
-	Oid			h = *handler_oid;
-	Oid			o = *owner;
-	const char *hname = handler;
-	const char *oname = owner_name;
-	bool		here = resolved_here;
-
-	if (!resolved_here)
-	{
-		h = DdlnHandlerByName(handler);
-		o = get_role_oid(owner_name, true);
-		/* what does not exist yet is looked up by name again next time */
-		here = OidIsValid(h) && OidIsValid(o);
-	}
-	else
-	{
-		char	   *cur;
-
-		if (DdlnProcExists(h) &&
-			strcmp(cur = format_procedure_qualified(h), hname) != 0)
-			hname = cur;
-		if (OidIsValid(o) && (cur = GetUserNameFromId(o, true)) != NULL &&
-			strcmp(cur, oname) != 0)
-			oname = cur;
-	}
-
-	if (h != *handler_oid || o != *owner || here != resolved_here ||
-		hname != handler || oname != owner_name)
-	{
-		Oid			argtypes[6] = {INT4OID, OIDOID, OIDOID, TEXTOID, NAMEOID, INT8OID};
-		Datum		values[6];
-		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
-		DdlnSafeState safe;
-		bool		pushed = false;
-		int			rc;
-
-		values[0] = Int32GetDatum(id);
-		values[1] = ObjectIdGetDatum(h);
-		values[2] = ObjectIdGetDatum(o);
-		values[3] = CStringGetTextDatum(hname);
-		values[4] = DirectFunctionCall1(namein, CStringGetDatum(oname));
-		values[5] = Int64GetDatum((int64) GetSystemIdentifier());
-		if (!here)
-			nulls[5] = 'n';
-		DdlnBeginSafe(&safe);
-		if (!ActiveSnapshotSet())
-		{
-			PushActiveSnapshot(GetTransactionSnapshot());
-			pushed = true;
-		}
-		rc = SPI_execute_with_args("UPDATE ddl_notify.subscriber "
-								   "SET handler_oid = $2, owner = $3, handler = $4, "
-								   "    owner_name = $5, resolved_in = $6 "
-								   "WHERE id OPERATOR(pg_catalog.=) $1",
-								   6, argtypes, values, nulls, false, 0);
-		if (pushed)
-			PopActiveSnapshot();
-		DdlnEndSafe(&safe);
-		/* not reached: an UPDATE that runs returns SPI_OK_UPDATE; its failures are ERRORs */
-		if (rc != SPI_OK_UPDATE)
-			elog(ERROR, "could not update subscriber %d: %s", id, SPI_result_code_string(rc));
-		*handler_oid = h;
-		*owner = o;
-	}
-}
 
 /*
  * The slot a restored subscriber gets: the one it had if it is free in this
@@ -275,14 +106,57 @@ DdlnColumn(TupleDesc desc, const char *name)
 }
 
 /*
+ * Bind a restored row's handler by its name, with trust.c's rules: a
+ * function that passes them is bound; one that would pass if its owner had
+ * chosen it (the trust rule alone refuses it) is bound but the row waits
+ * for its owner's or a superuser's confirmation; any other refusal leaves it
+ * unbound and waiting.  *error and *sqlstate say why it waits.
+ */
+static void
+DdlnBindRestored(const char *handler, Oid owner, Oid *handler_oid, bool *bound,
+				 bool *confirmed, char **error, const char **sqlstate)
+{
+	DdlnVerdict verdict;
+
+	*handler_oid = DdlnHandlerByName(handler);
+	*bound = OidIsValid(*handler_oid);
+	*confirmed = true;
+	if (!*bound)
+	{
+		*error = psprintf("handler function %s of restored subscriber does not exist", handler);
+		*sqlstate = "42883";
+		return;
+	}
+	if (!DdlnJudgeHandler(*handler_oid, owner, DDLN_BIND_CHOSEN, &verdict))
+	{
+		*handler_oid = InvalidOid;
+		*bound = false;
+	}
+	else if (DdlnJudgeHandler(*handler_oid, owner, DDLN_BIND_BY_NAME, &verdict))
+		return;
+	*confirmed = false;
+	*error = psprintf("restored subscriber waits for its owner or a superuser to confirm it: %s",
+					  DdlnVerdictText(&verdict));
+	*sqlstate = pstrdup(unpack_sql_state(verdict.sqlerrcode));
+}
+
+/*
  * BEFORE INSERT trigger on ddl_notify.subscriber: a row that subscribe() did
  * not insert comes from a dump (COPY or INSERT of pg_restore or psql).  It is
  * made a subscriber of this database, as subscribe() would make it: OIDs
  * from its names, a free slot, no delivery state of the old database, and
- * a subscription point of this transaction, fixed at its commit.  Its name,
- * handler, owner, filters, max_attempts, echo and counters are kept;
- * restored_at says when it came back.  A handler or owner that does not
- * exist here is named in last_error at once (and again at every delivery).
+ * a subscription point of this transaction, fixed at its commit, and its id
+ * unless a subscriber of this database has it (then one above every id in
+ * use).  Its name, handler, owner, filters,
+ * max_attempts, echo, enabled and counters are kept; restored_at says when
+ * it came back.  A dump is data, not a choice anybody made: the restoring
+ * role must be a superuser or have the privileges of the row's owner (else
+ * the row is refused), and the handler its name finds is bound by trust.c's
+ * rules (DdlnBindRestored): a row whose binding nobody chose comes back
+ * unconfirmed (confirmed = false, whatever the dump says) and is delivered
+ * to only once its owner or a superuser confirms it.  A handler or owner
+ * that does not exist here is named in last_error at once (and again at
+ * every delivery).
  */
 Datum
 subscriber_restore(PG_FUNCTION_ARGS)
@@ -297,12 +171,15 @@ subscriber_restore(PG_FUNCTION_ARGS)
 	Oid			handler_oid;
 	Oid			owner;
 	int32		slot;
-	int			cols[14];
-	Datum		values[14];
-	bool		nulls[14];
+	int			cols[16];
+	Datum		values[16];
+	bool		nulls[16];
 	int			n = 0;
 	char	   *error = NULL;
 	const char *sqlstate = NULL;
+	bool		bound = false;
+	bool		confirmed = true;
+	int32		id;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
@@ -328,32 +205,42 @@ subscriber_restore(PG_FUNCTION_ARGS)
 	d = heap_getattr(tup, DdlnColumn(desc, "slot"), desc, &isnull);
 	slot = isnull ? -1 : DatumGetInt32(d);
 
+	/* a dump is data: the restoring role must be one that may act for the owner */
+	owner = get_role_oid(owner_name, true);
+	if (OidIsValid(owner) ? !DdlnMayActFor(GetUserId(), owner) : !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to restore a subscriber of role \"%s\"", owner_name),
+				 errdetail("Only a superuser, or a role with the privileges of a subscriber's owner, may restore it."),
+				 errhint("Restore the subscribers as a superuser, or leave ddl_notify's data out (--exclude-table-data).")));
+
 	DdlnLockApi();
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	slot = DdlnRestoreSlot(slot);
+	d = heap_getattr(tup, DdlnColumn(desc, "id"), desc, &isnull);
+	id = DdlnDrawSubscriberId(isnull ? 0 : DatumGetInt32(d));
 	SPI_finish();
 
-	handler_oid = DdlnHandlerByName(handler);
-	owner = get_role_oid(owner_name, true);
 	if (!OidIsValid(owner))
 	{
+		handler_oid = DdlnHandlerByName(handler);
 		error = psprintf("role \"%s\" that owns restored subscriber does not exist", owner_name);
 		sqlstate = "42704";
 	}
-	else if (!OidIsValid(handler_oid))
-	{
-		error = psprintf("handler function %s of restored subscriber does not exist", handler);
-		sqlstate = "42883";
-	}
+	else
+		DdlnBindRestored(handler, owner, &handler_oid, &bound, &confirmed, &error, &sqlstate);
 
 #define DDLN_SET(name, value, isnull_) \
 	(cols[n] = DdlnColumn(desc, (name)), values[n] = (value), nulls[n] = (isnull_), n++)
 	DDLN_SET("slot", Int32GetDatum(slot), false);
 	DDLN_SET("handler_oid", ObjectIdGetDatum(handler_oid), false);
 	DDLN_SET("owner", ObjectIdGetDatum(owner), false);
-	DDLN_SET("resolved_in", Int64GetDatum((int64) GetSystemIdentifier()), error != NULL);
+	DDLN_SET("id", Int32GetDatum(id), false);
+	DDLN_SET("resolved_in", Int64GetDatum((int64) GetSystemIdentifier()),
+			 !(bound && OidIsValid(owner)));
+	DDLN_SET("confirmed", BoolGetDatum(confirmed), false);
 	/* provisional, as subscribe()'s; fixed at PRE_COMMIT */
 	DDLN_SET("start_snapshot",
 			 DirectFunctionCall1(pg_snapshot_in,

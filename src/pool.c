@@ -54,7 +54,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "funcapi.h"
@@ -67,6 +69,7 @@
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
@@ -75,6 +78,7 @@
 #include "pool.h"
 
 PG_FUNCTION_INFO_V1(delivery_status);
+PG_FUNCTION_INFO_V1(ddl_notify_delivery_state);
 PG_FUNCTION_INFO_V1(worker_pool);
 
 #define DDLN_PAUSE_MS			3600000	/* backstop of a pause */
@@ -574,70 +578,161 @@ DdlnBeforeUtility(Node *parsetree)
 	}
 }
 
+/* At most this many worker pids in delivery_state() (max_workers_per_database is higher only by hand). */
+#define DDLN_MAX_WORKERS_PER_DB_SHOWN	64
+
+/* How this database is served now, as delivery_state() and delivery_status() show it. */
+typedef enum DdlnDeliveryMode
+{
+	DDLN_DM_NOT_PRELOADED,		/* manual: no shared_preload_libraries */
+	DDLN_DM_NO_WORKERS,			/* manual: ddl_notify.max_workers = 0 */
+	DDLN_DM_DELIVERING,			/* one worker or more serves it */
+	DDLN_DM_STARTING,			/* a worker is starting for it */
+	DDLN_DM_WAITING_FOR_SLOT,	/* queued while every worker is busy */
+	DDLN_DM_QUEUED,				/* queued for a worker */
+	DDLN_DM_RETRY,				/* idle; a worker comes back for a retry */
+	DDLN_DM_IDLE				/* idle; the next commit starts a worker */
+} DdlnDeliveryMode;
+
+static const char *const ddln_delivery_modes[] = {
+	"manual", "manual", "delivering", "starting", "waiting for a slot",
+	"queued", "idle, retry due", "idle"
+};
+
+typedef struct DdlnDeliveryState
+{
+	DdlnDeliveryMode mode;
+	int			npids;
+	int			pids[DDLN_MAX_WORKERS_PER_DB_SHOWN];
+	TimestampTz queued_since;	/* 0 if not queued */
+	TimestampTz retry_at;		/* 0 if none */
+} DdlnDeliveryState;
+
+/* Read this database's delivery state from the pool's shared memory. */
+static void
+DdlnReadDeliveryState(DdlnDeliveryState *st)
+{
+	bool		starting = false;
+	bool		exhausted;
+	DdlnDbEntry *e;
+
+	memset(st, 0, sizeof(*st));
+	if (ddln_shared == NULL)
+	{
+		st->mode = DDLN_DM_NOT_PRELOADED;
+		return;
+	}
+	if (ddln_max_workers == 0)
+	{
+		st->mode = DDLN_DM_NO_WORKERS;
+		return;
+	}
+	LWLockAcquire(ddln_shared->lock, LW_SHARED);
+	for (int i = 0; i < ddln_shared->nslots; i++)
+	{
+		DdlnWorkerSlot *s = &ddln_shared->slots[i];
+
+		if (s->dboid != MyDatabaseId || s->stop)
+			continue;
+		if (s->state == DDLN_W_RUNNING && st->npids < DDLN_MAX_WORKERS_PER_DB_SHOWN)
+			st->pids[st->npids++] = (int) s->pid;
+		else if (s->state == DDLN_W_STARTING)
+			starting = true;
+	}
+	e = hash_search(ddln_dbs, &MyDatabaseId, HASH_FIND, NULL);
+	if (e != NULL)
+	{
+		st->queued_since = e->queued_since;
+		st->retry_at = e->retry_at;
+	}
+	exhausted = ddln_shared->nwaiting > 0;
+	LWLockRelease(ddln_shared->lock);
+
+	st->mode = st->npids > 0 ? DDLN_DM_DELIVERING :
+		starting ? DDLN_DM_STARTING :
+		(st->queued_since != 0 && exhausted) ? DDLN_DM_WAITING_FOR_SLOT :
+		st->queued_since != 0 ? DDLN_DM_QUEUED :
+		st->retry_at != 0 ? DDLN_DM_RETRY : DDLN_DM_IDLE;
+}
+
+/* The state in words, for people (delivery_status() and the detail column). */
+static char *
+DdlnDeliveryStateText(const DdlnDeliveryState *st)
+{
+	StringInfoData pids;
+
+	switch (st->mode)
+	{
+		case DDLN_DM_NOT_PRELOADED:
+			return "manual: ddl_notify is not in shared_preload_libraries; run CALL ddl_notify.deliver()";
+		case DDLN_DM_NO_WORKERS:
+			return "manual: ddl_notify.max_workers is 0; run CALL ddl_notify.deliver()";
+		case DDLN_DM_DELIVERING:
+			initStringInfo(&pids);
+			for (int i = 0; i < st->npids; i++)
+				appendStringInfo(&pids, "%s%d", i > 0 ? ", " : "", st->pids[i]);
+			return psprintf("automatic: worker%s pid %s", st->npids > 1 ? "s" : "", pids.data);
+		case DDLN_DM_STARTING:
+			return "automatic: worker starting";
+		case DDLN_DM_WAITING_FOR_SLOT:
+			return psprintf("waiting for a worker slot since %s: all %d workers are busy; raise ddl_notify.max_workers or max_worker_processes",
+							timestamptz_to_str(st->queued_since), ddln_max_workers);
+		case DDLN_DM_QUEUED:
+			return psprintf("automatic: queued for a worker since %s",
+							timestamptz_to_str(st->queued_since));
+		case DDLN_DM_RETRY:
+			return psprintf("automatic: idle, no worker; one comes back at %s for a retry",
+							timestamptz_to_str(st->retry_at));
+		case DDLN_DM_IDLE:
+			break;
+	}
+	return "automatic: idle, no worker; the next commit starts one";
+}
+
 /*
- * delivery_status(): how events reach subscribers in this database, for the
- * status view.
+ * delivery_status(): how events reach subscribers in this database, in
+ * words (for people; scripts read delivery_state()).
  */
 Datum
 delivery_status(PG_FUNCTION_ARGS)
 {
-	char	   *status = NULL;
+	DdlnDeliveryState st;
 
-	if (ddln_shared == NULL)
-		status = "manual: ddl_notify is not in shared_preload_libraries; run CALL ddl_notify.deliver()";
-	else if (ddln_max_workers == 0)
-		status = "manual: ddl_notify.max_workers is 0; run CALL ddl_notify.deliver()";
-	else
-	{
-		StringInfoData pids;
-		int			nrunning = 0;
-		bool		starting = false;
-		TimestampTz queued = 0;
-		TimestampTz retry = 0;
-		bool		exhausted;
-		DdlnDbEntry *e;
+	DdlnReadDeliveryState(&st);
+	PG_RETURN_TEXT_P(cstring_to_text(DdlnDeliveryStateText(&st)));
+}
 
-		initStringInfo(&pids);
-		LWLockAcquire(ddln_shared->lock, LW_SHARED);
-		for (int i = 0; i < ddln_shared->nslots; i++)
-		{
-			DdlnWorkerSlot *s = &ddln_shared->slots[i];
+/*
+ * delivery_state(): the same as columns: mode (manual, delivering,
+ * starting, waiting for a slot, queued, idle, retry due), automatic (is
+ * there a worker pool), worker_pids, queued_since, next_retry_at, and the
+ * words of delivery_status() as detail.
+ */
+Datum
+ddl_notify_delivery_state(PG_FUNCTION_ARGS)
+{
+	DdlnDeliveryState st;
+	TupleDesc	desc;
+	Datum		values[6];
+	bool		nulls[6] = {false, false, false, false, false, false};
+	Datum	   *pids;
 
-			if (s->dboid != MyDatabaseId || s->stop)
-				continue;
-			if (s->state == DDLN_W_RUNNING)
-				appendStringInfo(&pids, "%s%d", nrunning++ > 0 ? ", " : "", (int) s->pid);
-			else if (s->state == DDLN_W_STARTING)
-				starting = true;
-		}
-		e = hash_search(ddln_dbs, &MyDatabaseId, HASH_FIND, NULL);
-		if (e != NULL)
-		{
-			queued = e->queued_since;
-			retry = e->retry_at;
-		}
-		exhausted = ddln_shared->nwaiting > 0;
-		LWLockRelease(ddln_shared->lock);
-
-		if (nrunning == 1)
-			status = psprintf("automatic: worker pid %s", pids.data);
-		else if (nrunning > 1)
-			status = psprintf("automatic: workers pid %s", pids.data);
-		else if (starting)
-			status = "automatic: worker starting";
-		else if (queued != 0 && exhausted)
-			status = psprintf("waiting for a worker slot since %s: all %d workers are busy; raise ddl_notify.max_workers or max_worker_processes",
-							  timestamptz_to_str(queued), ddln_max_workers);
-		else if (queued != 0)
-			status = psprintf("automatic: queued for a worker since %s",
-							  timestamptz_to_str(queued));
-		else if (retry != 0)
-			status = psprintf("automatic: idle, no worker; one comes back at %s for a retry",
-							  timestamptz_to_str(retry));
-		else
-			status = "automatic: idle, no worker; the next commit starts one";
-	}
-	PG_RETURN_TEXT_P(cstring_to_text(status));
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		/* not reached: the SQL declaration has OUT parameters */
+		elog(ERROR, "delivery_state() must return a row");
+	DdlnReadDeliveryState(&st);
+	pids = palloc(sizeof(Datum) * Max(st.npids, 1));
+	for (int i = 0; i < st.npids; i++)
+		pids[i] = Int32GetDatum(st.pids[i]);
+	values[0] = CStringGetTextDatum(ddln_delivery_modes[st.mode]);
+	values[1] = BoolGetDatum(st.mode != DDLN_DM_NOT_PRELOADED && st.mode != DDLN_DM_NO_WORKERS);
+	values[2] = PointerGetDatum(construct_array(pids, st.npids, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+	values[3] = TimestampTzGetDatum(st.queued_since);
+	nulls[3] = (st.queued_since == 0);
+	values[4] = TimestampTzGetDatum(st.retry_at);
+	nulls[4] = (st.retry_at == 0);
+	values[5] = CStringGetTextDatum(DdlnDeliveryStateText(&st));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
 /*

@@ -34,18 +34,23 @@
  * API rules: NULLs and bad values are refused with their SQLSTATE before
  * anything is written; subscribe and unsubscribe serialise on an API lock
  * and subscribe checks names and slots with the latest snapshot, so against
- * committed state whatever the caller's isolation level; the tables
- * are written as the extension owner, after the caller's rights were checked
- * (G10): EXECUTE on subscribe() (never granted to PUBLIC), EXECUTE on the
- * handler and USAGE on its schema; only the owner of a subscription or a
- * superuser may unsubscribe it or skip its events; a role other than a
- * superuser owns at most ddl_notify.max_subscribers_per_role subscribers.
- * subscribe() stores the
- * handler and the owner by OID and by name (lifecycle.c) and flags its
+ * committed state whatever the caller's isolation level; the tables are
+ * written as the extension owner, after the caller's rights were checked
+ * (G10).  Whether a function may be a handler, and whether the caller may act
+ * on a subscriber, is decided by trust.c alone: subscribe() and
+ * alter_subscriber() take the same checks (shape, USAGE and EXECUTE for the
+ * subscriber's owner); only the owner (or a member of it) or a superuser may
+ * alter, pause, resume, unsubscribe a subscription or skip its events; a
+ * role other than a superuser owns at most
+ * ddl_notify.max_subscribers_per_role subscribers.  alter_subscriber(),
+ * pause() and resume() lock the subscriber's row, so a batch in flight
+ * commits first and the change applies from the next batch; a paused
+ * subscriber keeps its position and its events wait.  subscribe() stores
+ * the handler and the owner by OID and by name (lifecycle.c) and flags its
  * INSERT (ddln_api_inserting), so that the trigger subscriber_restore()
  * treats every other INSERT as a restored row; against the SQL objects of
- * 0.1.0 it writes that version's columns.  Its id is drawn by counter.c
- * (the identity's nextval() would become the caller's lastval(), G0).
+ * 0.1.0 it writes that version's columns.  Its id is drawn by lifecycle.c,
+ * above every id in use.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -57,8 +62,11 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
+#include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -70,6 +78,7 @@
 #include "utils/builtins.h"
 #include "utils/xid8.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -81,21 +90,17 @@ PG_FUNCTION_INFO_V1(subscribe);
 PG_FUNCTION_INFO_V1(unsubscribe);
 PG_FUNCTION_INFO_V1(skip);
 PG_FUNCTION_INFO_V1(wait_for_delivery);
+PG_FUNCTION_INFO_V1(ddl_notify_alter_subscriber);
+PG_FUNCTION_INFO_V1(ddl_notify_pause);
+PG_FUNCTION_INFO_V1(ddl_notify_resume);
 
 bool		ddln_xact_subscribed = false;
+bool		ddln_api_inserting = false;
 
 /* Second advisory key for the API lock (subscribe/unsubscribe). */
 #define DDLN_API_LOCK_KEY2		0x41504921	/* "API!" */
 
 #define DDLN_MAX_NAME_LEN		(NAMEDATALEN - 1)
-
-#if PG_VERSION_NUM >= 160000
-#define DdlnProcAcl(proc, role) object_aclcheck(ProcedureRelationId, proc, role, ACL_EXECUTE)
-#define DdlnSchemaAcl(nsp, role) object_aclcheck(NamespaceRelationId, nsp, role, ACL_USAGE)
-#else
-#define DdlnProcAcl(proc, role) pg_proc_aclcheck(proc, role, ACL_EXECUTE)
-#define DdlnSchemaAcl(nsp, role) pg_namespace_aclcheck(nsp, role, ACL_USAGE)
-#endif
 
 static FullTransactionId
 DdlnWidenXid(FullTransactionId next, TransactionId xid)
@@ -268,21 +273,78 @@ DdlnCheckName(FunctionCallInfo fcinfo, int argno)
 	return name;
 }
 
+/* The filters a subscriber may have, checked each its own way. */
+typedef enum DdlnFilterKind
+{
+	DDLN_FILTER_TAGS,			/* command tags: PostgreSQL's list */
+	DDLN_FILTER_OBJTYPES,		/* object types: the names PostgreSQL reports */
+	DDLN_FILTER_SCHEMAS			/* schema names: any */
+} DdlnFilterKind;
+
+static const char *const ddln_filter_names[] = {"command_tags", "object_types", "schemas"};
+
+/*
+ * Is "name" an object type as PostgreSQL names it in event trigger
+ * functions (getObjectTypeDescription)?  Those are the names
+ * pg_get_object_address() accepts (its read_objtype_from_string() knows
+ * every one, and raises an error for any other), so ask it, in a
+ * subtransaction that swallows its error.
+ */
+static bool
+DdlnIsObjectType(const char *name)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool known = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		(void) read_objtype_from_string(name);
+		known = true;
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		/* a cancel or a shutdown is not about the name */
+		if (edata->sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE)
+			/* untested: only a cancel landing inside the lookup */
+			ReThrowError(edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return known;
+}
+
 /*
  * A filter array: NULL means "everything"; otherwise no NULL elements, not
- * empty.  Command tags are checked against PostgreSQL's list and spelled as
- * PostgreSQL reports them.
+ * empty (alter_subscriber() takes an empty array for "everything" again:
+ * *cleared).  Command tags are checked against PostgreSQL's list and spelled
+ * as PostgreSQL reports them; object types against the names PostgreSQL
+ * reports, folded to lower case.
  */
 static Datum
-DdlnCheckFilter(FunctionCallInfo fcinfo, int argno, const char *what,
-				bool is_tags, bool *isnull)
+DdlnCheckFilter(FunctionCallInfo fcinfo, int argno, DdlnFilterKind kind,
+				bool *isnull, bool *cleared)
 {
+	const char *what = ddln_filter_names[kind];
 	ArrayType  *arr;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
 
 	*isnull = PG_ARGISNULL(argno);
+	if (cleared)
+		*cleared = false;
 	if (*isnull)
 		return (Datum) 0;
 	arr = PG_GETARG_ARRAYTYPE_P(argno);
@@ -291,6 +353,13 @@ DdlnCheckFilter(FunctionCallInfo fcinfo, int argno, const char *what,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("%s must be a one-dimensional array", what)));
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0 && cleared)
+	{
+		/* the filter becomes NULL: every event */
+		*cleared = true;
+		*isnull = true;
+		return (Datum) 0;
+	}
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -298,90 +367,41 @@ DdlnCheckFilter(FunctionCallInfo fcinfo, int argno, const char *what,
 				 errhint("Pass NULL to receive events of every kind.")));
 	for (int i = 0; i < n; i++)
 	{
+		char	   *value;
+
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not contain NULL", what)));
-		if (is_tags)
+		value = TextDatumGetCString(elems[i]);
+		if (kind == DDLN_FILTER_TAGS)
 		{
-			char	   *tagname = TextDatumGetCString(elems[i]);
-			CommandTag	tag = GetCommandTagEnum(tagname);
+			CommandTag	tag = GetCommandTagEnum(value);
 
 			if (tag == CMDTAG_UNKNOWN)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("unknown command tag \"%s\" in %s", tagname, what)));
+						 errmsg("unknown command tag \"%s\" in %s", value, what),
+						 errhint("Command tags are spelled as PostgreSQL reports them, such as \"CREATE TABLE\" or \"ALTER FUNCTION\".")));
 			elems[i] = CStringGetTextDatum(GetCommandTagName(tag));
+		}
+		else if (kind == DDLN_FILTER_OBJTYPES)
+		{
+			char	   *folded = pstrdup(value);
+
+			/* PostgreSQL's names are ASCII: fold only ASCII letters */
+			for (char *c = folded; *c; c++)
+				*c = pg_ascii_tolower((unsigned char) *c);
+
+			if (!DdlnIsObjectType(folded))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("unknown object type \"%s\" in %s", value, what),
+						 errhint("Object types are spelled as PostgreSQL reports them in ddl_notify.event.object_type, such as \"table\", \"index\", \"function\" or \"table column\".")));
+			elems[i] = CStringGetTextDatum(folded);
 		}
 	}
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
-/* The row type of ddl_notify.event. */
-static Oid
-DdlnEventTypeOid(void)
-{
-	Oid			nsp = get_namespace_oid(DDLN_SCHEMA_NAME, false);
-	Oid			typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
-										CStringGetDatum("event"),
-										ObjectIdGetDatum(nsp));
-
-	/* not reached: the row type of the extension's table goes only with the extension */
-	if (!OidIsValid(typid))
-		elog(ERROR, "type ddl_notify.event does not exist");
-	return typid;
-}
-
-/* Refuse anything but a function(ddl_notify.event) returns void we may call. */
-static void
-DdlnCheckHandler(Oid handler, Oid caller)
-{
-	HeapTuple	tup;
-	Form_pg_proc proc;
-	Oid			eventtype = DdlnEventTypeOid();
-	char	   *fname = format_procedure(handler);
-
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(handler));
-	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("function with OID %u does not exist", handler)));
-	proc = (Form_pg_proc) GETSTRUCT(tup);
-
-	if (proc->prokind != PROKIND_FUNCTION)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("handler %s is not a plain function", fname),
-				 errdetail("It is %s.",
-						   proc->prokind == PROKIND_PROCEDURE ? "a procedure" :
-						   proc->prokind == PROKIND_AGGREGATE ? "an aggregate function" :
-						   proc->prokind == PROKIND_WINDOW ? "a window function" :
-						   "not a plain function"),
-				 errhint("A handler is a function(ddl_notify.event) returning void.")));
-	if (proc->pronargs != 1 || proc->proargtypes.values[0] != eventtype)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("handler %s must take exactly one argument of type ddl_notify.event", fname),
-				 errhint("A handler is a function(ddl_notify.event) returning void.")));
-	if (proc->prorettype != VOIDOID || proc->proretset)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("handler %s must return void", fname),
-				 errhint("A handler is a function(ddl_notify.event) returning void.")));
-
-	if (DdlnSchemaAcl(proc->pronamespace, caller) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for schema %s",
-						get_namespace_name(proc->pronamespace)),
-				 errdetail("Subscribing needs USAGE on the handler's schema.")));
-	ReleaseSysCache(tup);
-
-	if (DdlnProcAcl(handler, caller) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for function %s", fname),
-				 errdetail("Subscribing needs EXECUTE on the handler.")));
 }
 
 /*
@@ -434,6 +454,7 @@ subscribe(PG_FUNCTION_ARGS)
 	int32		id;
 	int32		slot;
 	bool		slot_null;
+	DdlnVerdict verdict;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -445,11 +466,11 @@ subscribe(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(name);
 	values[2] = ObjectIdGetDatum(handler);
 	values[3] = ObjectIdGetDatum(caller);
-	values[4] = DdlnCheckFilter(fcinfo, 2, "command_tags", true, &isnull);
+	values[4] = DdlnCheckFilter(fcinfo, 2, DDLN_FILTER_TAGS, &isnull, NULL);
 	nulls[4] = isnull ? 'n' : ' ';
-	values[5] = DdlnCheckFilter(fcinfo, 3, "object_types", false, &isnull);
+	values[5] = DdlnCheckFilter(fcinfo, 3, DDLN_FILTER_OBJTYPES, &isnull, NULL);
 	nulls[5] = isnull ? 'n' : ' ';
-	values[6] = DdlnCheckFilter(fcinfo, 4, "schemas", false, &isnull);
+	values[6] = DdlnCheckFilter(fcinfo, 4, DDLN_FILTER_SCHEMAS, &isnull, NULL);
 	nulls[6] = isnull ? 'n' : ' ';
 	if (PG_ARGISNULL(5))
 		nulls[7] = 'n';
@@ -474,7 +495,8 @@ subscribe(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot subscribe during recovery")));
 
-	DdlnCheckHandler(handler, caller);
+	if (!DdlnJudgeHandler(handler, caller, DDLN_BIND_CHOSEN, &verdict))
+		DdlnRaiseVerdict(&verdict);
 
 	DdlnLockApi();
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
@@ -507,8 +529,7 @@ subscribe(PG_FUNCTION_ARGS)
 	values[9] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
 	values[10] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 
-	/* the id is drawn by counter.c: the identity's nextval() would be the caller's lastval() */
-	id_datum = Int32GetDatum((int32) DdlnCounterNextNamed("subscriber_id_seq"));
+	id_datum = Int32GetDatum(DdlnDrawSubscriberId(0));
 
 	ddln_api_inserting = true;
 	PG_TRY();
@@ -559,16 +580,16 @@ subscribe(PG_FUNCTION_ARGS)
 }
 
 /*
- * Look up a subscriber by name, lock its row and check the caller may act
- * on it.  Returns its id and slot.
+ * Look up a subscriber by name, lock its row (waiting for a batch in flight
+ * to commit) and check the caller may act on it (trust.c).  Returns its id,
+ * slot and owner.
  */
 static void
-DdlnLookupOwnSubscriber(const char *name, int32 *id, int32 *slot)
+DdlnLookupOwnSubscriber(const char *name, int32 *id, int32 *slot, Oid *owner)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1];
 	bool		isnull;
-	Oid			owner;
 	HeapTuple	tup;
 	TupleDesc	desc;
 
@@ -584,13 +605,9 @@ DdlnLookupOwnSubscriber(const char *name, int32 *id, int32 *slot)
 	desc = SPI_tuptable->tupdesc;
 	*id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
 	*slot = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
-	owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-	if (!superuser() && !has_privs_of_role(GetUserId(), owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be the owner of subscriber \"%s\"", name),
-				 errdetail("Subscriber \"%s\" belongs to role \"%s\".", name,
-						   GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?")));
+	*owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	DdlnCheckMayActFor(name, *owner, NULL);
 }
 
 /* unsubscribe(name): remove the subscriber and release its pending events. */
@@ -602,12 +619,13 @@ unsubscribe(PG_FUNCTION_ARGS)
 	Datum		values[1];
 	int32		id;
 	int32		slot;
+	Oid			owner;
 
 	DdlnLockApi();
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	DdlnLookupOwnSubscriber(name, &id, &slot);
+	DdlnLookupOwnSubscriber(name, &id, &slot, &owner);
 	values[0] = Int32GetDatum(id);
 	DdlnApiExec("DELETE FROM ddl_notify.subscriber WHERE id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL);
@@ -626,6 +644,7 @@ skip(PG_FUNCTION_ARGS)
 	bool		isnull;
 	int32		id;
 	int32		slot;
+	Oid			owner;
 	Oid			argtypes[2] = {INT4OID, INT8OID};
 	Datum		values[2];
 
@@ -638,7 +657,7 @@ skip(PG_FUNCTION_ARGS)
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	DdlnLookupOwnSubscriber(name, &id, &slot);
+	DdlnLookupOwnSubscriber(name, &id, &slot, &owner);
 
 	values[0] = Int32GetDatum(id);
 	values[1] = Int64GetDatum(event_id);
@@ -676,8 +695,261 @@ skip(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The handler subscriber "id" is bound to in this cluster, InvalidOid when
+ * it is bound to none here (not found yet, or bound in the cluster before a
+ * pg_upgrade: the engine resolves it by name) or the function is gone.
+ */
+static Oid
+DdlnSubscriberHandler(int32 id)
+{
+	Oid			argtypes[2] = {INT4OID, INT8OID};
+	Datum		values[2];
+	bool		isnull;
+	bool		here;
+	Oid			handler;
+
+	values[0] = Int32GetDatum(id);
+	values[1] = Int64GetDatum((int64) GetSystemIdentifier());
+	DdlnApiExec("SELECT handler_oid, resolved_in IS NOT DISTINCT FROM $2 "
+				"FROM ddl_notify.subscriber WHERE id OPERATOR(pg_catalog.=) $1",
+				2, argtypes, values, NULL);
+	/* not reached: the caller holds the row's lock */
+	if (SPI_processed != 1)
+		elog(ERROR, "subscriber %d vanished", id);
+	handler = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	here = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (!here || !OidIsValid(handler) ||
+		!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(handler)))
+		return InvalidOid;
+	return handler;
+}
+
+/*
+ * What alter_subscriber() changes: each "set_" field says whether its value
+ * is to be written; everything else is kept.
+ */
+typedef struct DdlnAlteration
+{
+	bool		set_handler;
+	Oid			handler;
+	bool		set_filter[3];	/* by DdlnFilterKind */
+	Datum		filter[3];
+	bool		filter_null[3];
+	bool		set_max_attempts;
+	int32		max_attempts;	/* 0: retry for ever (NULL) */
+	bool		set_echo;
+	bool		echo;
+	bool		set_enabled;
+	bool		enabled;
+} DdlnAlteration;
+
+/*
+ * Apply an alteration to subscriber "name".  Its row is locked first, so a
+ * batch in flight commits before (the change applies from the next batch),
+ * and no batch starts until this transaction ends.  A new handler takes
+ * subscribe()'s checks for the subscriber's owner (trust.c); so does the
+ * current one when the subscriber is enabled, which also confirms a
+ * restored subscriber that was waiting for its owner or a superuser.
+ */
+static void
+DdlnAlter(const char *name, const DdlnAlteration *alt)
+{
+	Oid			argtypes[17] = {INT4OID, BOOLOID, OIDOID, TEXTOID, INT8OID,
+		BOOLOID, TEXTARRAYOID, BOOLOID, TEXTARRAYOID, BOOLOID, TEXTARRAYOID,
+	BOOLOID, INT4OID, BOOLOID, BOOLOID, BOOLOID, BOOLOID};
+	Datum		values[17];
+	char		nulls[17];
+	int32		id;
+	int32		slot;
+	Oid			owner;
+	DdlnVerdict verdict;
+	bool		confirm = alt->set_handler || (alt->set_enabled && alt->enabled);
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot alter a subscriber during recovery")));
+
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DdlnLookupOwnSubscriber(name, &id, &slot, &owner);
+
+	if (alt->set_handler &&
+		!DdlnJudgeHandler(alt->handler, owner, DDLN_BIND_CHOSEN, &verdict))
+		DdlnRaiseVerdict(&verdict);
+	if (confirm && !alt->set_handler)
+	{
+		Oid			current = DdlnSubscriberHandler(id);
+
+		/* a handler not found yet is bound later, by its name's rules */
+		if (OidIsValid(current) &&
+			!DdlnJudgeHandler(current, owner, DDLN_BIND_CHOSEN, &verdict))
+			DdlnRaiseVerdict(&verdict);
+	}
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int32GetDatum(id);
+	values[1] = BoolGetDatum(alt->set_handler);
+	values[2] = ObjectIdGetDatum(alt->handler);
+	values[3] = alt->set_handler ?
+		CStringGetTextDatum(format_procedure_qualified(alt->handler)) : (Datum) 0;
+	nulls[3] = alt->set_handler ? ' ' : 'n';
+	values[4] = Int64GetDatum((int64) GetSystemIdentifier());
+	for (int k = 0; k < 3; k++)
+	{
+		values[5 + 2 * k] = BoolGetDatum(alt->set_filter[k]);
+		values[6 + 2 * k] = alt->filter[k];
+		nulls[6 + 2 * k] = alt->filter_null[k] ? 'n' : ' ';
+	}
+	values[11] = BoolGetDatum(alt->set_max_attempts);
+	values[12] = Int32GetDatum(alt->max_attempts);
+	nulls[12] = alt->max_attempts == 0 ? 'n' : ' ';
+	values[13] = BoolGetDatum(alt->set_echo);
+	values[14] = BoolGetDatum(alt->echo);
+	values[15] = BoolGetDatum(alt->set_enabled);
+	values[16] = BoolGetDatum(alt->enabled);
+
+	DdlnApiExec("UPDATE ddl_notify.subscriber SET "
+				"  handler_oid = CASE WHEN $2 THEN $3 ELSE handler_oid END, "
+				"  handler = CASE WHEN $2 THEN $4 ELSE handler END, "
+				"  resolved_in = CASE WHEN $2 THEN $5 ELSE resolved_in END, "
+				"  command_tags = CASE WHEN $6 THEN $7 ELSE command_tags END, "
+				"  object_types = CASE WHEN $8 THEN $9 ELSE object_types END, "
+				"  schemas = CASE WHEN $10 THEN $11 ELSE schemas END, "
+				"  max_attempts = CASE WHEN $12 THEN $13 ELSE max_attempts END, "
+				"  echo = CASE WHEN $14 THEN $15 ELSE echo END, "
+				"  enabled = CASE WHEN $16 THEN $17 ELSE enabled END, "
+				"  confirmed = CASE WHEN $2 OR ($16 AND $17) THEN true ELSE confirmed END, "
+				/* a new handler, or a resume, tries the failing event at once */
+				"  attempts = CASE WHEN $2 THEN 0 ELSE attempts END, "
+				"  next_retry_at = CASE WHEN $2 OR ($16 AND $17) THEN NULL ELSE next_retry_at END "
+				"WHERE id OPERATOR(pg_catalog.=) $1",
+				17, argtypes, values, nulls);
+	SPI_finish();
+	if (confirm)
+		DdlnWakeWorkerAtCommit();
+}
+
+/*
+ * alter_subscriber(name, handler, command_tags, object_types, schemas,
+ *					max_attempts, echo, enabled): change what is given,
+ * keep the rest.  An empty filter array means every event again; a
+ * max_attempts of 0, retry for ever.
+ */
+Datum
+ddl_notify_alter_subscriber(PG_FUNCTION_ARGS)
+{
+	char	   *name = DdlnCheckName(fcinfo, 0);
+	DdlnAlteration alt;
+
+	memset(&alt, 0, sizeof(alt));
+	if (!PG_ARGISNULL(1))
+	{
+		alt.set_handler = true;
+		alt.handler = PG_GETARG_OID(1);
+	}
+	for (int k = 0; k < 3; k++)
+	{
+		bool		cleared;
+
+		alt.filter[k] = DdlnCheckFilter(fcinfo, 2 + k, (DdlnFilterKind) k,
+										&alt.filter_null[k], &cleared);
+		alt.set_filter[k] = !alt.filter_null[k] || cleared;
+	}
+	if (!PG_ARGISNULL(5))
+	{
+		alt.set_max_attempts = true;
+		alt.max_attempts = PG_GETARG_INT32(5);
+		if (alt.max_attempts < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_attempts must not be negative"),
+					 errhint("Pass 0 to retry for ever, or NULL to keep the current setting.")));
+	}
+	if (!PG_ARGISNULL(6))
+	{
+		alt.set_echo = true;
+		alt.echo = PG_GETARG_BOOL(6);
+	}
+	if (!PG_ARGISNULL(7))
+	{
+		alt.set_enabled = true;
+		alt.enabled = PG_GETARG_BOOL(7);
+	}
+	DdlnAlter(name, &alt);
+	PG_RETURN_VOID();
+}
+
+/*
+ * pause(name): no batch starts for the subscriber until resume(); it keeps
+ * its position, its events wait (visible as its lag), the others go on.  A
+ * batch in flight commits first: pause() waits for it.
+ */
+Datum
+ddl_notify_pause(PG_FUNCTION_ARGS)
+{
+	char	   *name = DdlnCheckName(fcinfo, 0);
+	DdlnAlteration alt;
+
+	memset(&alt, 0, sizeof(alt));
+	alt.set_enabled = true;
+	alt.enabled = false;
+	DdlnAlter(name, &alt);
+	PG_RETURN_VOID();
+}
+
+/*
+ * resume(name): the subscriber receives what waited, in order, and what
+ * comes next; for a restored subscriber that waited for confirmation, this
+ * is the confirmation (its handler takes subscribe()'s checks).
+ */
+Datum
+ddl_notify_resume(PG_FUNCTION_ARGS)
+{
+	char	   *name = DdlnCheckName(fcinfo, 0);
+	DdlnAlteration alt;
+
+	memset(&alt, 0, sizeof(alt));
+	alt.set_enabled = true;
+	alt.enabled = true;
+	DdlnAlter(name, &alt);
+	PG_RETURN_VOID();
+}
+
+/*
+ * now + timeout, refused with 22023 when the timeout is negative or the sum
+ * is not a valid timestamp (an interval of a million years, infinity).
+ */
+static TimestampTz
+DdlnDeadline(TimestampTz now, const Interval *timeout)
+{
+	int64		usecs;
+	int64		part;
+	TimestampTz deadline;
+
+	if (pg_mul_s64_overflow((int64) timeout->month * DAYS_PER_MONTH, USECS_PER_DAY, &usecs) ||
+		pg_mul_s64_overflow((int64) timeout->day, USECS_PER_DAY, &part) ||
+		pg_add_s64_overflow(usecs, part, &usecs) ||
+		pg_add_s64_overflow(usecs, timeout->time, &usecs) ||
+		pg_add_s64_overflow(now, usecs, &deadline) ||
+		!IS_VALID_TIMESTAMP(deadline))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout is out of range"),
+				 errhint("Pass a timeout that ends before the year 294276, or call the function again when it returns false.")));
+	if (usecs < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout must not be negative")));
+	return deadline;
+}
+
+/*
  * wait_for_delivery(timeout): true once every event committed before the call
  * has been handled by every subscriber that must see it; false at the timeout.
+ * A paused subscriber (or one waiting for confirmation) is not waited for.
  */
 Datum
 wait_for_delivery(PG_FUNCTION_ARGS)
@@ -690,6 +962,7 @@ wait_for_delivery(PG_FUNCTION_ARGS)
 	char		nulls[2] = {' ', ' '};
 	FullTransactionId own;
 	bool		done = false;
+	bool		state = DdlnSubscriberHasNames();	/* 0.2.0: paused ones */
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -698,13 +971,7 @@ wait_for_delivery(PG_FUNCTION_ARGS)
 	timeout = PG_GETARG_INTERVAL_P(0);
 	/* one reading of the clock: with two, a zero timeout could seem negative */
 	now = GetCurrentTimestamp();
-	deadline = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-													   TimestampTzGetDatum(now),
-													   IntervalPGetDatum(timeout)));
-	if (deadline < now)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("timeout must not be negative")));
+	deadline = DdlnDeadline(now, timeout);
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
@@ -725,7 +992,12 @@ wait_for_delivery(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
-		DdlnApiExec("SELECT NOT EXISTS (SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
+		DdlnApiExec(state ?
+					"SELECT NOT EXISTS (SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
+					"WHERE pg_catalog.pg_visible_in_snapshot(e.xid, $1::pg_catalog.pg_snapshot) "
+					"  AND e.xid IS DISTINCT FROM $2 AND s.enabled AND s.confirmed "
+					"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))" :
+					"SELECT NOT EXISTS (SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
 					"WHERE pg_catalog.pg_visible_in_snapshot(e.xid, $1::pg_catalog.pg_snapshot) "
 					"  AND e.xid IS DISTINCT FROM $2 "
 					"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))",

@@ -5,7 +5,7 @@
 # that streams pgoutput (messages 'true') over the replication protocol
 # with psycopg2's LogicalReplicationConnection, and prints each
 # transaction's row changes with the DDL ddl_notify put between them
-# (ddl_notify.wal_messages = on).  An example for the README; the TAP test
+# (ddl_notify.wal_messages = on).  An example for docs/cdc.md; the TAP test
 # test/t/061_cdc_consumers.pl runs it (G15).
 #
 #   ddl_stream.py --dsn 'dbname=app' --slot cdc --publication cdc_pub \

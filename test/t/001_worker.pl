@@ -50,6 +50,10 @@ isnt($worker, '',
 is( $node->safe_psql('app', 'SELECT ddl_notify.delivery_status()'),
 	"automatic: worker pid $worker",
 	'G9: delivery_status() names the worker');
+is( $node->safe_psql('app',
+		"SELECT mode || ' ' || automatic || ' ' || worker_pids::text || ' ' || (detail = ddl_notify.delivery_status()) FROM ddl_notify.delivery_state()"),
+	"delivering true {$worker} true",
+	'delivery_state() gives the same as columns, for scripts');
 
 my @auto = DdlNotifyTest::create_tables($node, 'app', 'auto', 1, 3);
 $node->safe_psql('app',

@@ -14,7 +14,7 @@
 #     recovery check (subscriber.c: the call then fails with an internal
 #     error, XX000 "cannot assign TransactionIds during recovery").
 # G4 across the owner change (the TiDB "schema version hole" bug, see
-#     /work/shared/prior-bugs/tidb-schema-version-hole.txt): a DDL
+#     docs/guarantees.md, "Bugs it cannot have"): a DDL
 #     transaction holding a lower event id commits after a higher id was
 #     delivered on the old primary; the old primary dies while delivering it;
 #     the new primary must not treat the lower id as a hole.

@@ -5,7 +5,7 @@
 # worker slot left (found unreached by test/tools/coverage.sh).
 #
 # G14, G9: a delivery worker is a dynamic background worker, so the pool
-#     never takes more than the server's free slots (README, worker.c's
+#     never takes more than the server's free slots (docs/operations.md, worker.c's
 #     header): with max_worker_processes = 2 (the launcher and one more) and
 #     the one worker busy inside a handler in db1, a commit in db2 finds a
 #     free pool slot but no server slot.  db2 stays queued, the log says "no

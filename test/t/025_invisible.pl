@@ -13,7 +13,7 @@
 #     deletes").
 # G0  A test_decoding slot sees the user's changes but no insert into
 #     ddl_notify.event or ddl_notify.commit_order, and nothing of those two
-#     tables but updates and deletes (what README "Logical replication and
+#     tables but updates and deletes (what docs/operations.md "Publications and logical
 #     publications" says).  Catches: capture's inserts without
 #     HEAP_INSERT_NO_LOGICAL (DdlnInsertUnpublished in src/capture.c).
 #     pg_publication_tables lists ddl_notify's tables: shown, as documented.
@@ -83,7 +83,7 @@ is( $node->safe_psql(
 		$db, q{SELECT count(*) FROM ddl_notify.event}),
 	'0', 'G0 FOR ALL TABLES publication: the queue drained');
 
-# what the publication lists: documented in the README
+# what the publication lists: documented in docs/operations.md
 is( $node->safe_psql(
 		$db, q{
 SELECT string_agg(schemaname || '.' || tablename, ',' ORDER BY tablename)

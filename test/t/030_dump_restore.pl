@@ -26,8 +26,8 @@
 #      out of the dump): a clear error (42883), and delivery once it exists.
 # G13: --schema-only gives the extension without subscribers; --schema-only
 #      then --data-only gives them back; --exclude-schema=ddl_notify keeps
-#      CREATE EXTENSION but no subscriber (as pg_cron's cron.job; the schema
-#      must exist before the restore, see README), and so does
+#      CREATE EXTENSION but no subscriber (as pg_cron's cron.job; restored
+#      after CREATE EXTENSION, docs/operations.md), and so does
 #      --exclude-table-data='ddl_notify.*'.
 # G10: restored subscribers run as their owner.
 
@@ -357,7 +357,9 @@ is(DdlNotifyTest::lifecycle_log($node, 'dst_split', 'all', "db = 'dst_split'"),
 
 # --exclude-schema=ddl_notify: CREATE EXTENSION ... WITH SCHEMA ddl_notify is
 # written, the schema is not (PostgreSQL creates the schema a control file
-# names as an ordinary object): the restore needs it first.
+# names as an ordinary object): the restore needs the extension first (never
+# a hand-made schema, which its owner could use to take the extension over);
+# the dump's CREATE EXTENSION IF NOT EXISTS then does nothing.
 # --exclude-table-data='ddl_notify.*' keeps the extension without its rows.
 $node->safe_psql('postgres', 'CREATE DATABASE dst_noext');
 command_ok(
@@ -366,13 +368,13 @@ command_ok(
 		'-f', "$tmp/noext.sql"
 	],
 	'pg_dump --exclude-schema=ddl_notify');
-$node->safe_psql('dst_noext', 'CREATE SCHEMA ddl_notify');
+$node->safe_psql('dst_noext', 'CREATE EXTENSION ddl_notify');
 command_ok(
 	[
 		'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1',
 		'-d', $conn->('dst_noext'), '-f', "$tmp/noext.sql"
 	],
-	'psql restores it into a database with the schema');
+	'psql restores it into a database with the extension');
 is( $node->safe_psql(
 		'dst_noext',
 		"SELECT (SELECT extversion FROM pg_extension WHERE extname = 'ddl_notify') || ' '"

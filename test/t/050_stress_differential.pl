@@ -38,7 +38,7 @@
 # each subscriber's log is compared with ref_log as multisets of (xid,
 # trigger_event, command_tag, object_type, schema_name, object_identity).
 #
-# The reference applies ddl_notify's documented rules (README "What is
+# The reference applies ddl_notify's documented rules (docs/reference.md "What is
 # recorded"), written out here so that the comparison is exact:
 #   R1 temporary objects are not recorded (schema pg_temp*/pg_toast_temp*,
 #      or is_temporary for dropped objects);
@@ -304,7 +304,7 @@ CREATE TABLE public.stress_flags (flaky_on boolean NOT NULL);
 INSERT INTO public.stress_flags VALUES (true);
 CREATE SEQUENCE public.flaky_calls;
 
--- The echo subscriber's role: what README "Privileges" asks for, and what
+-- The echo subscriber's role: what docs/reference.md "Privileges" asks for, and what
 -- its handler touches.
 CREATE ROLE stress_echo;
 GRANT USAGE ON SCHEMA ddl_notify TO stress_echo;

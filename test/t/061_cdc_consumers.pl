@@ -6,7 +6,7 @@
 #
 # - wal2json (Debian postgresql-MAJOR-wal2json), format-version 2, read by
 #   pg_recvlogical into a file up to an end LSN, as a pipeline would.
-# - test/cdc/ddl_stream.py, the README's example: Python with Debian's
+# - test/cdc/ddl_stream.py, the example of docs/cdc.md: Python with Debian's
 #   python3-psycopg2 (LogicalReplicationConnection) streaming pgoutput with
 #   messages 'true'.
 # Both must show INSERT, ALTER TABLE ADD COLUMN (its columns after the

@@ -13,7 +13,7 @@
 # format, paths from the top of the tree).  Before the diff, header lines
 # say what it breaks and what catches it:
 #   Mutation: one line, the bug it reintroduces
-#   Guarantee: the CONTRACT.md G-ids it breaks
+#   Guarantee: the G-ids (docs/guarantees.md) it breaks
 #   Caught-by: an ONLY regular expression (run-tests.sh) naming the tests
 #
 # What it does, for one mutation:
