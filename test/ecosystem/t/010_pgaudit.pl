@@ -15,6 +15,11 @@
 #      lines (an error in ddl_notify's trigger aborts the DDL).
 # G10: role_name is the DDL's author, the handler runs as the subscriber's
 #      owner.  Catches: role_name taken from the session or the worker.
+# G0, G7: pause(), resume() and alter_subscriber() work under pgaudit, whose
+#      executor hook copies every parameter of every query, SPI's included.
+#      Catches: a parameter passed as not NULL with no value (pause() and
+#      resume() once passed the three filters that way: the backend crashed
+#      in datumCopy() as soon as pgaudit was loaded).
 
 use strict;
 use warnings FATAL => 'all';
@@ -124,6 +129,18 @@ is( $node->safe_psql(
 		  AND object_identity = 'billing.invoice' AND role_name = 'app_owner'}),
 	'1',
 	'ddl_notify delivered DROP TABLE billing.invoice once, by app_owner');
+
+# The subscriber API under pgaudit's executor hook.
+$node->safe_psql('app', q{SELECT ddl_notify.pause('all')});
+$node->safe_psql('app', 'CREATE TABLE public.while_paused (id int)');
+is($node->safe_psql('app', q{SELECT state || ' ' || pending FROM ddl_notify.subscriber_status WHERE name = 'all'}),
+	'paused 1', 'pause() under pgaudit: the event waits');
+$node->safe_psql('app', q{SELECT ddl_notify.resume('all')});
+$node->safe_psql('app', q{SELECT ddl_notify.alter_subscriber('all', max_attempts => 5)});
+EcoTest::settled($node, 'app', 'resume() and alter_subscriber() under pgaudit');
+is( $node->safe_psql(
+		'app', q{SELECT count(*) FROM rec.log_all WHERE object_identity = 'public.while_paused'}),
+	'1', 'the event that waited was delivered once after resume()');
 
 $node->stop;
 done_testing();
