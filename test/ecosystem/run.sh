@@ -21,8 +21,9 @@
 #
 # Each TAP file skips (skip_all, with the reason) when the extension it
 # tests is not installed in PG_CONFIG's installation, so a machine without
-# the packages and without root runs what it can; the runner's output then
-# says what it could not install.
+# the packages and without root runs what it can; 000_packages.pl then fails
+# once for each missing extension, so that the last line never reads as a
+# full pass.
 #
 # Environment: ONLY and SUITE_TIMEOUT as for run-tests.sh (ONLY matches the
 # TAP file names); ECOSYSTEM_NO_APT=1 skips step 1.
