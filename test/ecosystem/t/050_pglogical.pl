@@ -40,6 +40,7 @@ max_replication_slots = 10
 max_wal_senders = 10
 max_worker_processes = 16
 track_commit_timestamp = on
+ddl_notify.wal_messages = on
 };
 # Recent minor releases load only the output plugins listed here (the
 # default is "pgoutput, test_decoding"); older ones have no such setting.
@@ -85,6 +86,9 @@ is( $prov->safe_psql(
 	'0',
 	"ddl_notify's tables are in no replication set (add_all_tables of public)");
 
+# A probe slot shows that the provider writes ddl_notify's WAL messages.
+$prov->safe_psql('app', q{SELECT pg_create_logical_replication_slot('probe', 'test_decoding')});
+
 # DDL replicated through pglogical's queue, by ddl_admin.
 $prov->safe_psql(
 	'app', q{
@@ -104,13 +108,18 @@ $subs->safe_psql('app', 'CREATE TABLE public.subscriber_only (id int)');
 my $lsn = $prov->safe_psql('app', 'SELECT pg_current_wal_lsn()');
 ok( $prov->poll_query_until(
 		'app', qq{SELECT count(*) = 1 FROM pg_replication_slots
-				  WHERE slot_type = 'logical' AND confirmed_flush_lsn >= '$lsn'}),
+				  WHERE slot_type = 'logical' AND slot_name <> 'probe' AND confirmed_flush_lsn >= '$lsn'}),
 	'the subscriber caught up');
 is( $subs->safe_psql(
 		'app', q{SELECT (SELECT count(*) FROM public.extra) || ' ' || (SELECT count(*) FROM public.items WHERE note = 'n')}),
 	'10 5',
 	'replication keeps working: rows of the new table and the new column arrived');
 
+ok( $prov->safe_psql(
+		'app', q{SELECT count(*) FROM pg_logical_slot_get_changes('probe', NULL, NULL)
+				 WHERE data LIKE 'message: transactional: 1 prefix: ddl_notify,%public.extra%'}) > 0,
+	'the provider wrote ddl_notify WAL messages meanwhile (wal_messages on)');
+$prov->safe_psql('app', q{SELECT pg_drop_replication_slot('probe')});
 EcoTest::settled($prov, 'app', 'provider');
 EcoTest::settled($subs, 'app', 'subscriber');
 my $where = q{object_identity IN ('public.extra', 'public.items', 'public.provider_only', 'public.subscriber_only')
