@@ -5,7 +5,8 @@
 # client, table and index rebuilt into new files, swapped in at the end).
 #
 # G0: the repack completes with ddl_notify installed and a subscriber
-#     recording, the table keeps its rows, its relfilenode changes.
+#     recording, while rows are inserted; the table keeps its rows and those
+#     inserts, its relfilenode changes.
 #     Catches: ddl_notify's event trigger failing on pg_repack's scratch
 #     objects (repack.log_OID, repack.table_OID, its trigger), which would
 #     make pg_repack give up.
@@ -27,6 +28,7 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 
 use DdlNotifyTest;
 use EcoTest;
@@ -60,18 +62,29 @@ SELECT ddl_notify.subscribe('cache', 'public.cache_refresh(ddl_notify.event)');
 my $oid = $node->safe_psql('app', q{SELECT 'public.orders'::regclass::oid});
 my $before = $node->safe_psql('app', q{SELECT pg_relation_filenode('public.orders')});
 
-my ($stdout, $stderr);
-my $ok = $node->run_log(
+# Online: rows inserted, one transaction each, for as long as pg_repack runs.
+my ($stdout, $stderr) = ('', '');
+my $h = IPC::Run::start(
 	[
 		'pg_repack', '-h', $node->host, '-p', $node->port,
 		'-d', 'app', '-t', 'public.orders'
-	]);
-ok($ok, 'pg_repack -t public.orders completed');
+	],
+	'<', \undef, '>', \$stdout, '2>', \$stderr);
+my $during = 0;
+while ($h->pumpable)
+{
+	$node->safe_psql('app', 'INSERT INTO public.orders VALUES (' . (100000 + $during) . ", 'during')");
+	$during++;
+	$h->pump_nb;
+}
+$h->finish;
+is($h->result(0), 0, 'pg_repack -t public.orders completed') or diag $stderr;
+note "inserted during the repack: $during";
 is( $node->safe_psql(
 		'app',
-		q{SELECT count(*) || ' ' || sum(id) FROM public.orders}),
-	'10000 100000000',
-	'the table keeps its rows');
+		q{SELECT count(*) || ' ' || sum(id) FILTER (WHERE v <> 'during') || ' ' || count(*) FILTER (WHERE v = 'during') FROM public.orders}),
+	"@{[ 10000 + $during ]} 100000000 $during",
+	'the table keeps its rows, and those written while it was repacked');
 isnt($node->safe_psql('app', q{SELECT pg_relation_filenode('public.orders')}),
 	$before, 'the table has a new relfilenode');
 
