@@ -14,6 +14,10 @@
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one
+#   make test-ecosystem     ddl_notify beside pgaudit, pg_cron, pg_partman,
+#                           pg_repack, pglogical, pgl_ddl_deploy, pgq and
+#                           PostGIS, installed from Debian by the runner
+#                           (test/ecosystem/run.sh, docs/compatibility.md)
 #   make test-pg-regress    PostgreSQL's own regression suite with and without
 #                           ddl_notify, compared (test/pgregress/run.sh)
 #   make test-versions      make test against PostgreSQL 17, 18 and 19, each in
@@ -89,7 +93,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench mutate test-pg-regress coverage dist deb test-deb test-versions test-pg-regress-18
+.PHONY: deps demo test bench mutate test-pg-regress test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18
 deps:
 	@bash test/tools/deps.sh
 
@@ -113,6 +117,10 @@ mutate: deps
 test-pg-regress: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/pgregress/run.sh
+
+test-ecosystem: deps
+	@WERROR=1 bash test/tools/build.sh
+	@bash test/ecosystem/run.sh
 
 coverage: deps
 	@bash test/tools/coverage.sh

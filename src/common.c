@@ -255,8 +255,13 @@ DdlnCurrentStatementText(void)
 		return debug_query_string ? pstrdup(debug_query_string) : NULL;
 	if (loc < 0)
 		return pstrdup(s);
-	if (loc > (int) strlen(s))
-		return pstrdup(s);
+	/*
+	 * The utility hook took string and location from one call, so loc lies
+	 * within the string, as pg_stat_statements' CleanQuerytext() trusts too.
+	 * No strlen() of the whole string here: an extension script is one query
+	 * string (7.5 MB for PostGIS) and this runs for each of its commands.
+	 */
+	Assert(strnlen(s, loc) == (size_t) loc);
 	s += loc;
 	if (len <= 0)
 		len = strlen(s);

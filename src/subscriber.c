@@ -779,7 +779,9 @@ DdlnAlter(const char *name, const DdlnAlteration *alt)
 	{
 		values[5 + 2 * k] = BoolGetDatum(alt->set_filter[k]);
 		values[6 + 2 * k] = alt->filter[k];
-		nulls[6 + 2 * k] = alt->filter_null[k] ? 'n' : ' ';
+		/* NULL unless given: pause() and resume() leave filter[k] 0, and an
+		 * executor hook may copy every parameter (pgaudit does) */
+		nulls[6 + 2 * k] = (!alt->set_filter[k] || alt->filter_null[k]) ? 'n' : ' ';
 	}
 	values[11] = BoolGetDatum(alt->set_max_attempts);
 	values[12] = Int32GetDatum(alt->max_attempts);

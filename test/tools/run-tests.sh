@@ -39,7 +39,8 @@ shopt -s nullglob
 # shellcheck source=pg-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
 
-SUITES=(pg_regress isolation tap)
+read -r -a SUITES <<<"${TEST_SUITES:-pg_regress isolation tap}"
+export TAP_DIR=${TAP_DIR:-test/t}
 export SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 
 # stop_servers DIR: stop every server whose postmaster.pid lies under DIR.
@@ -147,9 +148,9 @@ run_tap()
 	unset TEMP_CONFIG
 	echo "== tap: $# file$( (($# == 1)) || echo s)"
 	for name in "$@"; do
-		file=test/t/$name.pl
+		file=$TAP_DIR/$name.pl
 		set +e
-		timeout -k 30 "$SUITE_TIMEOUT" prove -v --merge -I "$PGXS_TEST/perl" -I test/t \
+		timeout -k 30 "$SUITE_TIMEOUT" prove -v --merge -I "$PGXS_TEST/perl" -I "$TAP_DIR" -I test/t \
 			"$file" </dev/null 2>&1 | tee "$out/prove_$name.log"
 		rc=${PIPESTATUS[0]}
 		set -e
@@ -181,6 +182,12 @@ run_tap()
 	record tap "$sum_p" "$sum_f"
 }
 
+# wanted SUITE: SUITE is one of those this run is for (TEST_SUITES).
+wanted()
+{
+	[[ " ${SUITES[*]} " == *" $1 "* ]]
+}
+
 # names_of GLOB SUFFIX: sorted base names of the files matching GLOB.
 names_of()
 {
@@ -202,31 +209,37 @@ inner_main()
 	export PATH=$PG_BINDIR:$PATH
 
 	local regress=() specs=() taps=()
-	mapfile -t regress < <(names_of 'sql/*.sql' .sql | grep -v '^ddl_notify')
-	mapfile -t specs < <(names_of 'test/specs/*.spec' .spec)
-	mapfile -t taps < <(names_of 'test/t/*.pl' .pl)
+	! wanted pg_regress || mapfile -t regress < <(names_of 'sql/*.sql' .sql | grep -v '^ddl_notify')
+	! wanted isolation || mapfile -t specs < <(names_of 'test/specs/*.spec' .spec)
+	! wanted tap || mapfile -t taps < <(names_of "$TAP_DIR/*.pl" .pl)
 	if [[ -n ${ONLY:-} ]]; then
 		mapfile -t regress < <(printf '%s\n' "${regress[@]}" | grep -E -- "$ONLY" || true)
 		mapfile -t specs < <(printf '%s\n' "${specs[@]}" | grep -E -- "$ONLY" || true)
 		mapfile -t taps < <(printf '%s\n' "${taps[@]}" | grep -E -- "$ONLY" || true)
 	fi
 
-	if ((${#regress[@]})); then
+	if ! wanted pg_regress; then
+		:
+	elif ((${#regress[@]})); then
 		run_driver pg_regress "$PGXS_TEST/regress/pg_regress" . \
 			test/regress.conf contrib_regression "${regress[@]}"
 	else
 		record_skip pg_regress "no sql/*.sql tests"
 	fi
-	if ((${#specs[@]})); then
+	if ! wanted isolation; then
+		:
+	elif ((${#specs[@]})); then
 		run_driver isolation "$PGXS_TEST/isolation/pg_isolation_regress" test \
 			test/isolation.conf isolation_regression "${specs[@]}"
 	else
 		record_skip isolation "no test/specs/*.spec"
 	fi
-	if ((${#taps[@]})); then
+	if ! wanted tap; then
+		:
+	elif ((${#taps[@]})); then
 		run_tap "${taps[@]}"
 	else
-		record_skip tap "no test/t/*.pl"
+		record_skip tap "no $TAP_DIR/*.pl"
 	fi
 	echo 'done' >>"$WORK/counts"
 }
@@ -386,7 +399,7 @@ outer_main()
 		summary+=("run-tests.sh: the test run stopped before it finished (status $inner_rc)")
 		total_f=$((total_f + 1))
 	elif ((ran == 0)); then
-		summary+=("run-tests.sh: no tests found (sql/*.sql, test/specs/*.spec, test/t/*.pl)")
+		summary+=("run-tests.sh: no tests found (sql/*.sql, test/specs/*.spec, $TAP_DIR/*.pl)")
 		total_f=$((total_f + 1))
 	fi
 
