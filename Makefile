@@ -23,7 +23,8 @@
 #   make test-versions      make test against PostgreSQL 17, 18 and 19, each in
 #                           a Debian chroot built once and cached
 #                           (test/tools/versions.sh); VERSIONS="18" for some
-#   make test-pg-regress-18 make test-pg-regress inside the 18 chroot
+#   make test-pg-regress-18 make test-pg-regress inside the 18 chroot (CI runs
+#                           both)
 #   make coverage           every suite against a --coverage build in a scratch
 #                           copy, then gcov's lines and branches per file and
 #                           the error paths no test ran (test/tools/coverage.sh,

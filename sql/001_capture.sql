@@ -24,6 +24,8 @@
 --     ascending); ROLLBACK, ROLLBACK TO SAVEPOINT, a failed statement, an
 --     exception caught in PL/pgSQL, ROLLBACK inside a procedure and ROLLBACK
 --     PREPARED leave nothing; RELEASE SAVEPOINT and COMMIT PREPARED keep.
+-- Catches, on 17+: ATTACH/DETACH PARTITION recorded with no subcommand
+-- (capture's filter of steps repeated on children taking them for one).
 --
 -- Only the rows a block produced are shown: "last" is the highest id before
 -- the block (\gset).  Ids, xids, timestamps and OIDs vary and are never

@@ -371,8 +371,7 @@ DdlnAlterTableKind(AlterTableType t)
 			return "ALTER COLUMN SET NOT NULL";
 		case AT_DropExpression:
 			return "ALTER COLUMN DROP EXPRESSION";
-			DDLN_CASE_AT_SET_EXPRESSION
-			return "ALTER COLUMN SET EXPRESSION";
+			DDLN_CASE_AT_SET_EXPRESSION("ALTER COLUMN SET EXPRESSION")
 		case AT_SetStatistics:
 			return "ALTER COLUMN SET STATISTICS";
 		case AT_SetOptions:

@@ -53,10 +53,11 @@
 #define DdlnATAddsColumn(t) \
 	((t) == AT_AddColumn || (t) == AT_AddColumnToView)
 #endif
+/* (a whole arm: the kind and what it returns) */
 #if PG_VERSION_NUM < 170000
-#define DDLN_CASE_AT_SET_EXPRESSION
+#define DDLN_CASE_AT_SET_EXPRESSION(result)
 #else
-#define DDLN_CASE_AT_SET_EXPRESSION				case AT_SetExpression:
+#define DDLN_CASE_AT_SET_EXPRESSION(result)		case AT_SetExpression: return (result);
 #endif
 #if PG_VERSION_NUM < 180000
 #define DDLN_CASE_AT_CHECK_NOT_NULL				case AT_CheckNotNull:

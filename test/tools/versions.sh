@@ -25,7 +25,9 @@
 #   built in pgNN.tmp and renamed only when complete, so a half-built one is
 #   never used; delete pgNN to rebuild it (e.g. for a newer release).
 # - /proc and /dev are mounted into a chroot only while it is used, and
-#   unmounted on every exit, interrupt included.  /dev is a recursive bind
+#   unmounted on every exit, interrupt included (a mount a killed run left is
+#   unmounted by the next).  One run at a time per chroot (flock on
+#   $DDLN_CHROOT_DIR/pgNN.lock).  /dev is a recursive bind
 #   made a slave first, so unmounting it never touches the host's /dev.
 # - The repository's working tree (without .git and test results) is copied
 #   into the chroot's /root/ddl_notify afresh for every run; make runs there
@@ -88,14 +90,30 @@ packages_of()
 	esac
 }
 
+# do_mount ROOT: /proc and /dev into the chroot; a mount left by a run that
+# was killed (SIGKILL) is taken over, and unmounted with ours.
 do_mount()
 {
 	local root=$1
-	mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc" && MOUNTED+=("$root/proc"); } || return 1
+	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc" || return 1
+	MOUNTED+=("$root/proc")
 	if ! mountpoint -q "$root/dev"; then
 		mount --rbind /dev "$root/dev" || return 1
-		MOUNTED+=("$root/dev")
 		mount --make-rslave "$root/dev" || return 1
+	fi
+	MOUNTED+=("$root/dev")
+}
+
+# lock_chroot VERSION: one run at a time per chroot (its mounts and its copy
+# of the repository are shared); waits for another run to end.
+lock_chroot()
+{
+	local fd
+	mkdir -p "$CACHE"
+	exec {fd}>"$CACHE/pg$1.lock"
+	if ! flock -n "$fd"; then
+		echo "== PostgreSQL $1: waiting for another run that uses its chroot"
+		flock "$fd"
 	fi
 }
 
@@ -183,6 +201,7 @@ run_version()
 	local v=$1 root=$CACHE/pg$1 log=$CACHE/logs/pg$1.log start counts rc server
 	mkdir -p "$CACHE/logs"
 	start=$SECONDS
+	lock_chroot "$v"
 	if ! prepare "$v"; then
 		SUMMARY+=("PostgreSQL $v: chroot not built: 0 passed, 1 failed")
 		TOTAL_F=$((TOTAL_F + 1))
@@ -215,6 +234,7 @@ run_version()
 
 if [[ -n $PREPARE_ONLY ]]; then
 	for v in "${VERSIONS[@]}"; do
+		lock_chroot "$v"
 		prepare "$v" || exit 1
 	done
 	exit 0
