@@ -767,7 +767,7 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
 		current_call.event = *key;
 		current_call.timeout_ms = ddln_handler_timeout;
 		current_call.grace_ms = DdlnHandlerGraceMs();
-		current_call.worker = IsBackgroundWorker;
+		current_call.worker = DdlnAmBackgroundWorker();
 		current_call.at = 0;
 		current_call_name = sub->name;
 		ddln_handler_timed_out = false;
