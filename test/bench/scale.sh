@@ -26,7 +26,8 @@
 #
 # Environment: SCALE_SIZES (default "1000 8000 32000"), SCALE_EVENTS (2.,
 # default 2000), SCALE_DDL (3., default 3000), SCALE_PENDING (4., default
-# 1000000), BENCH_RESULTS (summary file).
+# 1000000), SCALE_PARTS (which of 1-4, default all), BENCH_RESULTS (summary
+# file).
 
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -36,6 +37,8 @@ SIZES=${SCALE_SIZES:-1000 8000 32000}
 EVENTS=${SCALE_EVENTS:-2000}
 DDL=${SCALE_DDL:-3000}
 PENDING=${SCALE_PENDING:-1000000}
+PARTS=${SCALE_PARTS:-1 2 3 4}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 bench_init
 bench_files
@@ -88,6 +91,7 @@ one_xact()
 	q $C "$1" "DO \$\$BEGIN FOR i IN 1..$2 LOOP EXECUTE format('COMMENT ON TABLE public.bench_target IS %L', i::text); END LOOP; END\$\$" >/dev/null
 }
 
+if part 1; then
 echo "== 1. one transaction of N events, statistics of an empty vs a full queue"
 declare -A PER_EVENT=()
 for n in $SIZES; do
@@ -109,6 +113,9 @@ last=${SIZES##* }
 lin=$(awk -v a="${PER_EVENT[$first]}" -v b="${PER_EVENT[$last]}" 'BEGIN { printf "%.2f", b / a }')
 row "ms per event at $last vs at $first (worse of the two)" "${PER_EVENT[$last]} vs ${PER_EVENT[$first]} = ${lin}x" "<= 2x (linear)" "$(verdict "$lin" '<=' 2)"
 
+fi
+
+if part 2; then
 echo "== 2. cost per delivery, 4 vs 64 subscribers ($EVENTS events)"
 declare -A PER_DELIVERY=()
 for s in 4 64; do
@@ -125,6 +132,9 @@ done
 ratio=$(awk -v a="${PER_DELIVERY[64]}" -v b="${PER_DELIVERY[4]}" 'BEGIN { printf "%.2f", a / b }')
 row "us per delivery: 64 subscribers vs 4" "${PER_DELIVERY[64]} vs ${PER_DELIVERY[4]} = ${ratio}x" "<= 1.3x" "$(verdict "$ratio" '<=' 1.3)"
 
+fi
+
+if part 3; then
 echo "== 3. a REPEATABLE READ session holding a snapshot ($DDL DDL, each delivered)"
 printf "COMMENT ON TABLE public.bench_target IS 'x';\nCALL ddl_notify.deliver();\n" >"$(bench_file ddl_deliver.pgbench)"
 declare -A PER_K=()
@@ -157,19 +167,24 @@ done
 ratio=$(awk -v a="${PER_K[with]}" -v b="${PER_K[without]}" 'BEGIN { printf "%.2f", a / b }')
 row "ms per 1000 deliveries (DDL + deliver): old snapshot vs none" "${PER_K[with]} vs ${PER_K[without]} = ${ratio}x" "<= 2x" "$(verdict "$ratio" '<=' 2)"
 
+fi
+
+if part 4; then
 echo "== 4. subscriber_status with $PENDING pending events, 4 subscribers"
 fresh_db status 4
 gen_comments "$(bench_file pending.sql)" "$PENDING"
 q_file $C status "$(bench_file pending.sql)" >/dev/null
 q $C status "VACUUM ANALYZE ddl_notify.event" >/dev/null
+echo "  pending: $(q $C status "SELECT string_agg(pending::text, ' ') FROM ddl_notify.subscriber_status")"
 best=
 for _ in 1 2 3; do
 	t0=$(now_ms)
-	q $C status "SELECT count(*) FROM ddl_notify.subscriber_status" >/dev/null
+	q $C status "SELECT name, pending, oldest_pending_id, oldest_pending_at FROM ddl_notify.subscriber_status" >/dev/null
 	t1=$(now_ms)
 	best=$( { [[ -n $best ]] && echo "$best"; awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }'; } | sort -g | head -n 1)
 done
 row "subscriber_status, $PENDING pending (ms, best of 3)" "$best" "< 50 ms" "$(verdict "$best" '<=' 50)"
+fi
 
 echo
 echo "== summary (load average before: $LOAD_BEFORE; after: $(load); $(nproc) cores)"
