@@ -19,6 +19,9 @@
 #      per 1000 deliveries.  Goal: within 2x.
 #   4. subscriber_status with P pending events (4 subscribers).  Goal:
 #      under 50 ms.
+#   5. the drain rate: a backlog of D events, 4 subscribers, CALL deliver().
+#      Goal: 215k deliveries/s (half of PgQ's consumers on this machine, see
+#      run.sh).
 #
 # Rules: as run.sh (prints figures, never fails for a missed goal; a
 # throwaway cluster, stopped and removed on exit).  The machine may be
@@ -26,7 +29,8 @@
 #
 # Environment: SCALE_SIZES (default "1000 8000 32000"), SCALE_EVENTS (2.,
 # default 2000), SCALE_DDL (3., default 3000), SCALE_PENDING (4., default
-# 1000000), SCALE_PARTS (which of 1-4, default all), BENCH_RESULTS (summary
+# 1000000), SCALE_DRAIN (5., default 100000), SCALE_PARTS (which of 1-5,
+# default all), BENCH_RESULTS (summary
 # file).
 
 set -euo pipefail
@@ -37,7 +41,8 @@ SIZES=${SCALE_SIZES:-1000 8000 32000}
 EVENTS=${SCALE_EVENTS:-2000}
 DDL=${SCALE_DDL:-3000}
 PENDING=${SCALE_PENDING:-1000000}
-PARTS=${SCALE_PARTS:-1 2 3 4}
+DRAIN=${SCALE_DRAIN:-100000}
+PARTS=${SCALE_PARTS:-1 2 3 4 5}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 bench_init
@@ -184,6 +189,16 @@ for _ in 1 2 3; do
 	best=$( { [[ -n $best ]] && echo "$best"; awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }'; } | sort -g | head -n 1)
 done
 row "subscriber_status, $PENDING pending (ms, best of 3)" "$best" "< 50 ms" "$(verdict "$best" '<=' 50)"
+fi
+
+if part 5; then
+echo "== 5. drain rate: a backlog of $DRAIN events (1000 per transaction), 4 subscribers"
+fresh_db drain 4
+gen_comments "$(bench_file drain.sql)" "$DRAIN"
+q_file $C drain "$(bench_file drain.sql)" >/dev/null
+ms=$(drain_ms drain)
+rate=$(awk -v ms="$ms" -v n="$DRAIN" 'BEGIN { printf "%.0f", n * 4 * 1000 / ms }')
+row "deliveries/s, $DRAIN x 4 subscribers (CALL deliver)" "$rate ($ms ms)" ">= 215000" "$(verdict "$rate" '>=' 215000)"
 fi
 
 echo
