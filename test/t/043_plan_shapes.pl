@@ -21,8 +21,9 @@
 #     Catches: the events named by "e.id = u.id AND e.xid = u.xid" (the join
 #     of 0.2.0 before this test), which under the empty statistics became a
 #     nested loop walking the whole of event_xid with the event list inside
-#     (2,000 events: 1.2 s to drain instead of 0.03 s; 16k: 38 s); and the
-#     commit_order delete's NOT EXISTS as a plain anti join.
+#     (2,000 events: 1.2 s to drain instead of 0.03 s; 16k: 38 s;
+#     test/mutations/events_join_equivalence.patch); and the commit_order
+#     delete's NOT EXISTS as a plain anti join.
 
 use strict;
 use warnings FATAL => 'all';
