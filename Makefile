@@ -11,6 +11,8 @@
 #   make bench              benchmarks; they print figures and never fail
 #                           (test/bench/run.sh, then the worker pool's,
 #                           test/bench/pool.sh)
+#   make bench-scale        delivery at scale: each figure beside its goal
+#                           (test/bench/scale.sh)
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one
@@ -94,7 +96,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench mutate test-pg-regress test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18
+.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18
 deps:
 	@bash test/tools/deps.sh
 
@@ -110,6 +112,10 @@ bench: deps
 	@bash test/tools/build.sh
 	@bash test/bench/run.sh
 	@bash test/bench/pool.sh
+
+bench-scale: deps
+	@bash test/tools/build.sh
+	@bash test/bench/scale.sh
 
 mutate: deps
 	@WERROR=1 bash test/tools/build.sh

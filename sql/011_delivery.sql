@@ -10,7 +10,9 @@
 --     inside the handler's call (the engine makes constraints immediate); the
 --     event stays pending, the others are unaffected, and once the cause is
 --     fixed it is handled exactly once.  A failure at COMMIT itself is
---     test/t/014_commit_failure.pl.
+--     test/t/014_commit_failure.pl.  Catches: a row deleted once one
+--     subscriber handled it (test/mutations/need_mask_empty.patch: the mask
+--     of the slots that still need an event left empty).
 -- G7  a failing handler in the middle of a batch: the events before it are
 --     delivered, the failing one waits (with the ones after it), the other
 --     subscriber is not delayed; a stuck handler is cancelled by

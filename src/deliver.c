@@ -194,62 +194,105 @@ static DdlnQuery q_lock_subscriber_010 = {
  * whatever the size of the table, so two deliverers of different subscribers
  * never deadlock on them.
  *
- * Each event is named by its id and its xid, so that either index is an
- * exact lookup.  By id alone, a generic plan made while the table's
- * statistics said it was empty (autovacuum analyzes a drained queue) could
- * as well take event_xid (xid, id), on which "id = ..." scans the whole
- * index, for every event: a drain of 4,000 events took 8.6 s.
+ * Plans independent of the statistics: these plans are generic and kept for
+ * the life of a backend, and autovacuum analyzes a drained queue, so a plan
+ * may be made while the statistics say the queue is empty and then run on
+ * a queue of millions.  Each event is named by its xid and its id, so that
+ * event_xid (xid, id) is an exact lookup; and the xid is written "= ANY
+ * (ARRAY[u.xid])", a clause that is no join equivalence, so that the
+ * planner has no way to read event but that lookup (seq scans are disabled,
+ * see DdlnBeginSafe; no index starts with id): no merge or hash join, and no
+ * nested loop that walks the whole index with the event list inside it.
+ * Written "e.id = u.id AND e.xid = u.xid", a plan made with empty
+ * statistics did exactly that, for each batch: one transaction of 16k
+ * events took 38 s to drain instead of 0.45 s (test/t/043_plan_shapes.pl
+ * shows each statement's plan under both).
+ *
+ * "need" ($3) is, per event, the mask of the slots of the subscribers for
+ * which its transaction is past the subscription point: is_pending() without
+ * the processed bit, computed by DdlnMarkHandled once per batch.  An event
+ * is complete when every bit of its mask is set; no statement reads the
+ * subscriber table per event, so the cost of a delivery does not grow with
+ * the number of subscribers.
  */
 #define DDLN_EVENTS_JOIN \
-	"ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS u(id, xid) " \
-	"WHERE e.id OPERATOR(pg_catalog.=) u.id AND e.xid OPERATOR(pg_catalog.=) u.xid "
+	"ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, xid, need) " \
+	"WHERE e.xid OPERATOR(pg_catalog.=) ANY (ARRAY[u.xid]) " \
+	"  AND e.id OPERATOR(pg_catalog.=) u.id "
+
+#define DDLN_EVENTS_TYPES	{INT8ARRAYOID, XID8ARRAYOID, INT8ARRAYOID, INT4OID}
 
 static DdlnQuery q_mark = {
 	"UPDATE ddl_notify.event e "
-	"SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $3) "
+	"SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $4) "
 	"FROM " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERATOR(pg_catalog.=) 0",
-	3, {INT8ARRAYOID, XID8ARRAYOID, INT4OID}
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $4)) OPERATOR(pg_catalog.=) 0",
+	4, DDLN_EVENTS_TYPES
 };
 
+/* my bit clear, and every other bit the event needs set */
 static DdlnQuery q_delete_last = {
 	"DELETE FROM ddl_notify.event e "
 	"USING " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERATOR(pg_catalog.=) 0 "
-	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
-	"    WHERE s.slot OPERATOR(pg_catalog.<>) $3 "
-	"      AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)) "
-	"RETURNING e.id, e.xid",
-	3, {INT8ARRAYOID, XID8ARRAYOID, INT4OID}
+	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $4)) OPERATOR(pg_catalog.=) 0 "
+	"  AND ((e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $4)) "
+	"       OPERATOR(pg_catalog.&) u.need) OPERATOR(pg_catalog.=) u.need "
+	"RETURNING e.id",
+	4, DDLN_EVENTS_TYPES
 };
 
 static DdlnQuery q_delete_done = {
 	"DELETE FROM ddl_notify.event e "
 	"USING " DDLN_EVENTS_JOIN
-	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
-	"    WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)) "
+	"  AND (e.processed OPERATOR(pg_catalog.&) u.need) OPERATOR(pg_catalog.=) u.need "
 	"RETURNING e.id",
-	2, {INT8ARRAYOID, XID8ARRAYOID}
+	4, DDLN_EVENTS_TYPES
+};
+
+/*
+ * The subscription points, read once per DdlnMarkHandled(): who may still
+ * need an event.  Read in the same transaction as the deletes, as the
+ * is_pending() test they replace read them.
+ */
+static DdlnQuery q_subscription_points = {
+	"SELECT s.slot, s.start_snapshot, s.start_xid FROM ddl_notify.subscriber s",
+	0, {0}
 };
 
 /*
  * A transaction whose last event is gone leaves commit_order with it, found
  * by its position: commit_order's only index is on pos (one index entry per
  * DDL commit is what the DDL pays for it).
+ *
+ * "Has the transaction events left?" is a lookup of event_xid by xid, run
+ * per row: OFFSET 0 keeps the EXISTS a subplan of its own (the planner does
+ * not make it an anti join), whose only plan is that lookup.  As an anti
+ * join, a plan made with the statistics of an empty queue could walk the
+ * whole index, or hash it, for every batch.
  */
+#define DDLN_EVENTS_OF_XACT(xid) \
+	"SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) " xid " OFFSET 0"
+
 static DdlnQuery q_delete_order = {
 	"DELETE FROM ddl_notify.commit_order o "
 	"WHERE o.pos OPERATOR(pg_catalog.=) ANY ($1) "
-	"  AND NOT EXISTS (SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) o.xid)",
+	"  AND NOT EXISTS (" DDLN_EVENTS_OF_XACT("o.xid") ")",
 	1, {INT8ARRAYOID}
 };
 
+/*
+ * The sweep's deletes name the rows they locked by ctid (a TID scan): a join
+ * back by id or position had plans, under the statistics of an empty queue,
+ * that read the queue once per row.  The rows are locked (FOR UPDATE) when
+ * their ctids are read, so no other transaction moves them before the
+ * delete.
+ */
 static DdlnQuery q_purge = {
-	"DELETE FROM ddl_notify.event e WHERE e.id IN ("
-	"  SELECT e2.id FROM ddl_notify.event e2 "
+	"DELETE FROM ddl_notify.event e WHERE e.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"  SELECT e2.ctid FROM ddl_notify.event e2 "
 	"  WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
 	"    WHERE ddl_notify.is_pending(e2.processed, e2.xid, s.slot, s.start_snapshot, s.start_xid)) "
-	"  FOR UPDATE SKIP LOCKED)",
+	"  FOR UPDATE SKIP LOCKED))",
 	0, {0}
 };
 
@@ -261,18 +304,17 @@ static DdlnQuery q_purge = {
  * a CALL ddl_notify.deliver() leaves the caller's lastval() alone).
  */
 static DdlnQuery q_heal_order = {
-	"SELECT DISTINCT e.xid FROM ddl_notify.event e "
-	"WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.commit_order o "
-	"                  WHERE o.xid OPERATOR(pg_catalog.=) e.xid)",
+	"SELECT e.xid FROM ddl_notify.event e "
+	"EXCEPT SELECT o.xid FROM ddl_notify.commit_order o",
 	0, {0}
 };
 
 /* SKIP LOCKED: a row skip() deleted in a transaction still open is left */
 static DdlnQuery q_purge_order = {
-	"DELETE FROM ddl_notify.commit_order o WHERE o.pos IN ("
-	"  SELECT o2.pos FROM ddl_notify.commit_order o2 "
-	"  WHERE NOT EXISTS (SELECT 1 FROM ddl_notify.event e WHERE e.xid OPERATOR(pg_catalog.=) o2.xid) "
-	"  FOR UPDATE SKIP LOCKED)",
+	"DELETE FROM ddl_notify.commit_order o WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"  SELECT o2.ctid FROM ddl_notify.commit_order o2 "
+	"  WHERE NOT EXISTS (" DDLN_EVENTS_OF_XACT("o2.xid") ") "
+	"  FOR UPDATE SKIP LOCKED))",
 	0, {0}
 };
 
@@ -417,21 +459,28 @@ DdlnCompareEventId(const void *a, const void *b)
 							&((const DdlnEventKey *) b)->id);
 }
 
-/* The ids ($1) and xids ($2) of events, as the engine's statements take them. */
+/*
+ * The ids ($1), xids ($2) and needed masks ($3) of events, as the engine's
+ * statements take them; "need" may be NULL (no mask: zeros).
+ */
 static void
-DdlnEventArrays(const DdlnEventKey *events, int n, Datum *values)
+DdlnEventArrays(const DdlnEventKey *events, const int64 *need, int n, Datum *values)
 {
 	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *xids = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *needs = palloc(sizeof(Datum) * Max(n, 1));
 
 	for (int i = 0; i < n; i++)
 	{
 		ids[i] = Int64GetDatum(events[i].id);
 		xids[i] = FullTransactionIdGetDatum(events[i].xid);
+		needs[i] = Int64GetDatum(need != NULL ? need[i] : 0);
 	}
 	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64),
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[1] = PointerGetDatum(construct_array(xids, n, XID8OID, sizeof(uint64),
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_array(needs, n, INT8OID, sizeof(int64),
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
@@ -520,6 +569,62 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 }
 
 /*
+ * For each event of "sorted", the mask of the slots whose subscribers must
+ * see it: ddl_notify.is_pending() without its processed-bit test, for every
+ * subscriber, from one read of their subscription points.  Consecutive
+ * events of one transaction share it (events come sorted by id, and a
+ * transaction's ids are mostly together), so the test runs about once per
+ * transaction and subscriber, not per event.
+ */
+static void
+DdlnNeededMasks(const DdlnEventKey *sorted, int n, int64 *need)
+{
+	int			nsubs;
+	int32	   *slots;
+	Datum	   *snaps;
+	FullTransactionId *start_xids;
+	FullTransactionId last_xid = InvalidFullTransactionId;
+	int64		last_need = 0;
+
+	DdlnRun(&q_subscription_points, NULL, NULL, true, 0);
+	nsubs = (int) SPI_processed;
+	slots = palloc(sizeof(int32) * Max(nsubs, 1));
+	snaps = palloc(sizeof(Datum) * Max(nsubs, 1));
+	start_xids = palloc(sizeof(FullTransactionId) * Max(nsubs, 1));
+	for (int i = 0; i < nsubs; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		slots[i] = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		/* copied: the tuple table goes now */
+		snaps[i] = datumCopy(SPI_getbinval(tup, desc, 2, &isnull), false, -1);
+		start_xids[i] = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	for (int i = 0; i < n; i++)
+	{
+		if (i == 0 || !FullTransactionIdEquals(sorted[i].xid, last_xid))
+		{
+			Datum		xid = FullTransactionIdGetDatum(sorted[i].xid);
+
+			last_xid = sorted[i].xid;
+			last_need = 0;
+			for (int s = 0; s < nsubs; s++)
+			{
+				if (FullTransactionIdEquals(last_xid, start_xids[s]) ||
+					DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid, snaps[s])))
+					continue;
+				last_need |= INT64CONST(1) << slots[s];
+			}
+		}
+		need[i] = last_need;
+	}
+}
+
+/*
  * An event of "sorted" (sorted by id) was deleted: note its transaction's
  * commit position, if known.  (A position not known here, from skip() of an
  * event whose transaction has no commit_order row yet, is left to the sweep.)
@@ -546,9 +651,10 @@ DdlnNoteGone(const DdlnEventKey *sorted, int n, int64 id, int64 *gone_pos, int *
 void
 DdlnMarkHandled(const char *subname, int32 slot, const DdlnEventKey *events, int n)
 {
-	Datum		values[3];
+	Datum		values[4];
 	int64		done = 0;
 	DdlnEventKey *sorted;
+	int64	   *need;
 	int			nleft = 0;
 	int64	   *gone_pos = palloc(sizeof(int64) * Max(n, 1));
 	int			ngone_pos = 0;
@@ -558,8 +664,10 @@ DdlnMarkHandled(const char *subname, int32 slot, const DdlnEventKey *events, int
 	sorted = palloc(sizeof(DdlnEventKey) * n);
 	memcpy(sorted, events, sizeof(DdlnEventKey) * n);
 	qsort(sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
-	DdlnEventArrays(sorted, n, values);
-	values[2] = Int32GetDatum(slot);
+	need = palloc(sizeof(int64) * n);
+	DdlnNeededMasks(sorted, n, need);
+	DdlnEventArrays(sorted, need, n, values);
+	values[3] = Int32GetDatum(slot);
 
 	/*
 	 * Rows this subscriber was the last to need are deleted at once, without
@@ -571,6 +679,7 @@ DdlnMarkHandled(const char *subname, int32 slot, const DdlnEventKey *events, int
 	if (done > 0)
 	{
 		DdlnEventKey *left = palloc(sizeof(DdlnEventKey) * n);
+		int64	   *left_need = palloc(sizeof(int64) * n);
 		int64	   *gone = palloc(sizeof(int64) * done);
 
 		for (int i = 0; i < done; i++)
@@ -588,9 +697,10 @@ DdlnMarkHandled(const char *subname, int32 slot, const DdlnEventKey *events, int
 				j++;
 			if (j < done && gone[j] == sorted[i].id)
 				continue;
+			left_need[nleft] = need[i];
 			left[nleft++] = sorted[i];
 		}
-		DdlnEventArrays(left, nleft, values);
+		DdlnEventArrays(left, left_need, nleft, values);
 	}
 	else
 	{

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# test/bench/scale.sh: does delivery stay fast at scale? (`make bench-scale`
+# builds and installs the extension first, then runs this.)
+#
+# Each figure is printed beside its goal, in one run (docs/performance.md,
+# "At scale"):
+#   1. one transaction of N events (1k, 8k, 32k COMMENTs) drained by
+#      CALL ddl_notify.deliver() in a fresh session (fresh generic plans),
+#      once after ANALYZE of the drained queue (statistics: empty) and once
+#      after ANALYZE of the full queue.  Goals: empty/full within 2x at each
+#      N; time per event at 32k within 2x of 1k (linear).
+#   2. cost per delivery with 4 and with 64 no-op subscribers: a backlog of
+#      E events (200 transactions) drained by CALL deliver(), time per
+#      delivery (event x subscriber).  Goal: 64 within 1.3x of 4.
+#   3. an old snapshot: pgbench runs "one DDL; CALL ddl_notify.deliver()"
+#      (one event, one batch per transaction) T times, with and without an
+#      REPEATABLE READ session holding a snapshot taken before (it sleeps
+#      in pg_sleep, which holds it as an idle one would); time
+#      per 1000 deliveries.  Goal: within 2x.
+#   4. subscriber_status with P pending events (4 subscribers).  Goal:
+#      under 50 ms.
+#   5. the drain rate: a backlog of D events, 4 subscribers, CALL deliver().
+#      Goal: 215k deliveries/s (half of PgQ's consumers on this machine, see
+#      run.sh).
+#
+# Rules: as run.sh (prints figures, never fails for a missed goal; a
+# throwaway cluster, stopped and removed on exit).  The machine may be
+# shared: the load average before and after is printed with the figures.
+#
+# Environment: SCALE_SIZES (default "1000 8000 32000"), SCALE_EVENTS (2.,
+# default 2000), SCALE_DDL (3., default 3000), SCALE_PENDING (4., default
+# 1000000), SCALE_DRAIN (5., default 100000), SCALE_PARTS (which of 1-5,
+# default all), BENCH_RESULTS (summary
+# file).
+
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SIZES=${SCALE_SIZES:-1000 8000 32000}
+EVENTS=${SCALE_EVENTS:-2000}
+DDL=${SCALE_DDL:-3000}
+PENDING=${SCALE_PENDING:-1000000}
+DRAIN=${SCALE_DRAIN:-100000}
+PARTS=${SCALE_PARTS:-1 2 3 4 5}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+bench_init
+bench_files
+C=scale
+cluster_start $C "ddl_notify.max_workers = 0
+shared_preload_libraries = 'ddl_notify'
+max_locks_per_transaction = 256
+autovacuum = off
+fsync = off
+synchronous_commit = off"
+
+SUMMARY=()
+row()
+{
+	# name, figure, goal, verdict
+	SUMMARY+=("$(printf '%-58s %-26s %-18s %s' "$1" "$2" "$3" "$4")")
+	printf '%-58s %-26s %-18s %s\n' "$1" "$2" "$3" "$4"
+}
+
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+LOAD_BEFORE=$(load)
+
+# fresh_db DB NSUBS: a database with the extension and NSUBS no-op subscribers.
+fresh_db()
+{
+	local db=$1 n=$2
+	q $C postgres "DROP DATABASE IF EXISTS $db" >/dev/null
+	q $C postgres "CREATE DATABASE $db" >/dev/null
+	psql_c $C "$db" -c "CREATE EXTENSION ddl_notify" \
+		-c "CREATE TABLE public.bench_target ()" \
+		-c "CREATE FUNCTION public.noop(e ddl_notify.event) RETURNS void LANGUAGE plpgsql AS 'BEGIN END'" \
+		-c "SELECT ddl_notify.subscribe('s' || i, 'public.noop(ddl_notify.event)') FROM generate_series(1, $n) i" \
+		-c "ALTER DATABASE $db SET client_min_messages = error" >/dev/null 2>&1
+}
+
+# drain_ms DB: CALL ddl_notify.deliver() in a fresh session; its time in ms.
+drain_ms()
+{
+	local t0 t1
+	t0=$(now_ms)
+	q $C "$1" "CALL ddl_notify.deliver()" >/dev/null
+	t1=$(now_ms)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'
+	[[ $(q $C "$1" "SELECT count(*) FROM ddl_notify.event") == 0 ]] || die "queue of $1 not drained"
+}
+
+# one_xact DB N: one transaction of N COMMENT events.
+one_xact()
+{
+	q $C "$1" "DO \$\$BEGIN FOR i IN 1..$2 LOOP EXECUTE format('COMMENT ON TABLE public.bench_target IS %L', i::text); END LOOP; END\$\$" >/dev/null
+}
+
+if part 1; then
+echo "== 1. one transaction of N events, statistics of an empty vs a full queue"
+declare -A PER_EVENT=()
+for n in $SIZES; do
+	fresh_db st 1
+	one_xact st 100
+	q $C st "CALL ddl_notify.deliver()" >/dev/null
+	q $C st "ANALYZE ddl_notify.event" >/dev/null
+	one_xact st "$n"
+	empty=$(drain_ms st)
+	one_xact st "$n"
+	q $C st "ANALYZE ddl_notify.event" >/dev/null
+	full=$(drain_ms st)
+	ratio=$(awk -v a="$empty" -v b="$full" 'BEGIN { printf "%.2f", a / b }')
+	PER_EVENT[$n]=$(awk -v a="$empty" -v b="$full" -v n="$n" 'BEGIN { m = (a > b ? a : b); printf "%.4f", m / n }')
+	row "drain ${n} events: empty stats vs full (ms)" "$empty vs $full = ${ratio}x" "<= 2x" "$(verdict "$ratio" '<=' 2)"
+done
+first=${SIZES%% *}
+last=${SIZES##* }
+lin=$(awk -v a="${PER_EVENT[$first]}" -v b="${PER_EVENT[$last]}" 'BEGIN { printf "%.2f", b / a }')
+row "ms per event at $last vs at $first (worse of the two)" "${PER_EVENT[$last]} vs ${PER_EVENT[$first]} = ${lin}x" "<= 2x (linear)" "$(verdict "$lin" '<=' 2)"
+
+fi
+
+if part 2; then
+echo "== 2. cost per delivery, 4 vs 64 subscribers ($EVENTS events)"
+declare -A PER_DELIVERY=()
+for s in 4 64; do
+	fresh_db subs "$s"
+	gen_comments "$(bench_file comments.sql)" "$EVENTS"
+	# 200 transactions whatever EVENTS is
+	awk -v per=$(( (EVENTS + 199) / 200 )) '/^BEGIN;|^COMMIT;/ { next } { if (n % per == 0) print "BEGIN;"; print; n++; if (n % per == 0) print "COMMIT;" } END { if (n % per) print "COMMIT;" }' \
+		"$(bench_file comments.sql)" >"$(bench_file comments200.sql)"
+	q_file $C subs "$(bench_file comments200.sql)" >/dev/null
+	ms=$(drain_ms subs)
+	PER_DELIVERY[$s]=$(awk -v ms="$ms" -v n="$EVENTS" -v s="$s" 'BEGIN { printf "%.2f", ms * 1000 / (n * s) }')
+	echo "  $s subscribers: $ms ms, ${PER_DELIVERY[$s]} us per delivery"
+done
+ratio=$(awk -v a="${PER_DELIVERY[64]}" -v b="${PER_DELIVERY[4]}" 'BEGIN { printf "%.2f", a / b }')
+row "us per delivery: 64 subscribers vs 4" "${PER_DELIVERY[64]} vs ${PER_DELIVERY[4]} = ${ratio}x" "<= 1.3x" "$(verdict "$ratio" '<=' 1.3)"
+
+fi
+
+if part 3; then
+echo "== 3. a REPEATABLE READ session holding a snapshot ($DDL DDL, each delivered)"
+printf "COMMENT ON TABLE public.bench_target IS 'x';\nCALL ddl_notify.deliver();\n" >"$(bench_file ddl_deliver.pgbench)"
+declare -A PER_K=()
+for mode in without with; do
+	fresh_db snap 4
+	holder=
+	if [[ $mode == with ]]; then
+		# holds its snapshot until terminated below
+		psql_c $C snap -c "BEGIN ISOLATION LEVEL REPEATABLE READ" \
+			-c "SELECT count(*) FROM ddl_notify.subscriber" \
+			-c "SELECT pg_sleep(100000)" >/dev/null 2>&1 &
+		holder=$!
+		BENCH_CHILDREN+=("$holder")
+		for _ in $(seq 1 100); do
+			[[ $(q $C snap "SELECT count(*) FROM pg_stat_activity WHERE datname = 'snap' AND query LIKE '%pg_sleep(100000)%' AND backend_xmin IS NOT NULL AND pid <> pg_backend_pid()") == 1 ]] && break
+			sleep 0.1
+		done
+	fi
+	t0=$(now_ms)
+	as_user pgbench -n -h "$BENCH_TMP/$C" -p "${BENCH_PORT[$C]}" -t "$DDL" -f "$(bench_file ddl_deliver.pgbench)" snap >"$(bench_file pgbench.log)" 2>&1 ||
+		{ tail -n 5 "$(bench_file pgbench.log)" >&2; die "pgbench failed"; }
+	t1=$(now_ms)
+	PER_K[$mode]=$(awk -v a="$t0" -v b="$t1" -v n="$DDL" 'BEGIN { printf "%.1f", (b - a) * 4000 / (n * 4) }')
+	echo "  $mode: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }') ms; subscriber table $(q $C snap "SELECT pg_relation_size('ddl_notify.subscriber')") bytes"
+	if [[ -n $holder ]]; then
+		q $C snap "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'snap' AND query LIKE '%pg_sleep(100000)%' AND pid <> pg_backend_pid()" >/dev/null
+		wait "$holder" 2>/dev/null || true
+	fi
+done
+ratio=$(awk -v a="${PER_K[with]}" -v b="${PER_K[without]}" 'BEGIN { printf "%.2f", a / b }')
+row "ms per 1000 deliveries (DDL + deliver): old snapshot vs none" "${PER_K[with]} vs ${PER_K[without]} = ${ratio}x" "<= 2x" "$(verdict "$ratio" '<=' 2)"
+
+fi
+
+if part 4; then
+echo "== 4. subscriber_status with $PENDING pending events, 4 subscribers"
+fresh_db status 4
+gen_comments "$(bench_file pending.sql)" "$PENDING"
+q_file $C status "$(bench_file pending.sql)" >/dev/null
+q $C status "VACUUM ANALYZE ddl_notify.event" >/dev/null
+echo "  pending: $(q $C status "SELECT string_agg(pending::text, ' ') FROM ddl_notify.subscriber_status")"
+best=
+for _ in 1 2 3; do
+	t0=$(now_ms)
+	q $C status "SELECT name, pending, oldest_pending_id, oldest_pending_at FROM ddl_notify.subscriber_status" >/dev/null
+	t1=$(now_ms)
+	best=$( { [[ -n $best ]] && echo "$best"; awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }'; } | sort -g | head -n 1)
+done
+row "subscriber_status, $PENDING pending (ms, best of 3)" "$best" "< 50 ms" "$(verdict "$best" '<=' 50)"
+fi
+
+if part 5; then
+echo "== 5. drain rate: a backlog of $DRAIN events (1000 per transaction), 4 subscribers"
+fresh_db drain 4
+gen_comments "$(bench_file drain.sql)" "$DRAIN"
+q_file $C drain "$(bench_file drain.sql)" >/dev/null
+ms=$(drain_ms drain)
+rate=$(awk -v ms="$ms" -v n="$DRAIN" 'BEGIN { printf "%.0f", n * 4 * 1000 / ms }')
+row "deliveries/s, $DRAIN x 4 subscribers (CALL deliver)" "$rate ($ms ms)" ">= 215000" "$(verdict "$rate" '>=' 215000)"
+fi
+
+echo
+echo "== summary (load average before: $LOAD_BEFORE; after: $(load); $(nproc) cores)"
+printf '%-58s %-26s %-18s %s\n' "figure" "measured" "goal" "verdict"
+printf '%s\n' "${SUMMARY[@]}"
+OUT=${BENCH_RESULTS:-$(mktemp /tmp/ddl_notify_bench_scale.XXXXXX)}
+{ echo "load before: $LOAD_BEFORE; after: $(load)"; printf '%s\n' "${SUMMARY[@]}"; } >"$OUT"
+echo "(summary written to $OUT)"
