@@ -1202,12 +1202,14 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		}
 		if (nloop > 0)
 			ereport(nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS] > 0 ? LOG : DEBUG1,
-					(errmsg("ddl_notify: %lld event(s) caused by handlers not delivered to subscriber \"%s\": %lld its own echo, %lld in a loop through it, %lld past ddl_notify.max_chain_length (%d)",
-							(long long) nloop, sub->name,
-							(long long) nsuppressed[DDLN_SUPPRESS_ECHO],
-							(long long) nsuppressed[DDLN_SUPPRESS_LOOP],
-							(long long) nsuppressed[DDLN_SUPPRESS_HOPS],
-							ddln_max_chain_length)));
+					(errmsg_plural("ddl_notify: %lld event caused by handlers not delivered to subscriber \"%s\"",
+								   "ddl_notify: %lld events caused by handlers not delivered to subscriber \"%s\"",
+								   (unsigned long) nloop, (long long) nloop, sub->name),
+					 errdetail("Its own echo: %lld; in a loop through it: %lld; past ddl_notify.max_chain_length (%d): %lld.",
+							   (long long) nsuppressed[DDLN_SUPPRESS_ECHO],
+							   (long long) nsuppressed[DDLN_SUPPRESS_LOOP],
+							   ddln_max_chain_length,
+							   (long long) nsuppressed[DDLN_SUPPRESS_HOPS])));
 	}
 }
 

@@ -755,10 +755,12 @@ DdlnLauncherSchedule(TimestampTz now, TimestampTz *logged)
 		*logged = now;
 		ereport(LOG,
 				(bgw_short ?
-				 errmsg("ddl_notify: no free background worker slot; delivery waits in %d database(s)",
-						ncands - started) :
-				 errmsg("ddl_notify: no free worker slot; delivery waits in %d database(s)",
-						ncands - started),
+				 errmsg_plural("ddl_notify: no free background worker slot; delivery waits in %d database",
+							   "ddl_notify: no free background worker slot; delivery waits in %d databases",
+							   ncands - started, ncands - started) :
+				 errmsg_plural("ddl_notify: no free worker slot; delivery waits in %d database",
+							   "ddl_notify: no free worker slot; delivery waits in %d databases",
+							   ncands - started, ncands - started),
 				 errhint("Raise ddl_notify.max_workers (now %d) or max_worker_processes.",
 						 ddln_max_workers)));
 	}
