@@ -9,6 +9,11 @@
 #      subscribers and pending events (no reg* column in the extension's
 #      tables; catches: subscriber.handler a regprocedure again, "Checking
 #      for reg* data types in user tables fatal").
+# G13: a subscriber paused before the upgrade is still paused after it, its
+#      events waiting, and resume() then delivers them, once, in order (the
+#      pause is a column of the table pg_upgrade copies; the engine does not
+#      resolve a paused subscriber's names until it is resumed, so a change
+#      that made that resolution reset the pause is not seen here: checked).
 # G13: the subscribers, their subscription points and the pending events
 #      survive: after the upgrade every pending event is delivered exactly
 #      once, in order, to each subscriber that must see it, and nothing
@@ -90,6 +95,8 @@ for my $mode ('copy', '--link')
 {
 	$i++;
 	my $old = old_cluster("m$i");
+	# late is paused across the upgrade (operators' state is configuration too)
+	$old->safe_psql('app', "SELECT ddl_notify.pause('late')");
 	my %before;
 	$before{$_} = $old->safe_psql('app',
 		"SELECT pending FROM ddl_notify.subscriber_status WHERE name = '$_'")
@@ -143,6 +150,11 @@ ddl_notify.retry_max_delay = '200ms'
 		),
 		'5 3 3',
 		"G13 $mode: the pending events survive (flaky 5, good 3, late 3)");
+	is( $new->safe_psql('app',
+			"SELECT string_agg(name || ':' || state, ' ' ORDER BY name) FROM ddl_notify.subscriber_status"),
+		'flaky:failing good:failing late:paused',
+		"G13 $mode: the paused subscriber is still paused after the upgrade");
+	$new->safe_psql('app', "SELECT ddl_notify.resume('late')");
 
 	# DDL after the upgrade, while the gates are still closed
 	DdlNotifyTest::create_tables($new, 'app', 'u', 6, 6);
