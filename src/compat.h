@@ -25,6 +25,8 @@
 #ifndef DDLN_COMPAT_H
 #define DDLN_COMPAT_H
 
+#include "access/heapam.h"
+
 /*
  * ALTER TABLE subcommand kinds (nodes/parsenodes.h, AlterTableType) that
  * exist in some versions only.  Each macro is the case labels of one kind
@@ -116,6 +118,41 @@
 #else
 #define DdlnIndexBeginScan(heap, index, snap, nkeys, norderbys) \
 	index_beginscan(heap, index, snap, nkeys, norderbys)
+#endif
+
+/*
+ * Update a row in place of its old version (access/heapam.h's heap_update,
+ * waiting for a concurrent writer, no crosscheck snapshot); "*index" says
+ * whether its index entries must be inserted (not a heap-only tuple).  16
+ * returned that as TU_UpdateIndexes instead of leaving it to
+ * HeapTupleIsHeapOnly(); TU_Summarizing (only summarizing indexes, such as
+ * BRIN, need the entry) is taken as "none": ddl_notify's tables have none.
+ */
+#if PG_VERSION_NUM >= 160000
+static inline TM_Result
+DdlnHeapUpdate(Relation rel, ItemPointer otid, HeapTuple tup, CommandId cid,
+			   TM_FailureData *tmfd, bool *index)
+{
+	LockTupleMode lockmode;
+	TU_UpdateIndexes update_indexes = TU_None;
+	TM_Result	result = heap_update(rel, otid, tup, cid, InvalidSnapshot, true,
+									 tmfd, &lockmode, &update_indexes);
+
+	*index = (result == TM_Ok && update_indexes == TU_All);
+	return result;
+}
+#else
+static inline TM_Result
+DdlnHeapUpdate(Relation rel, ItemPointer otid, HeapTuple tup, CommandId cid,
+			   TM_FailureData *tmfd, bool *index)
+{
+	LockTupleMode lockmode;
+	TM_Result	result = heap_update(rel, otid, tup, cid, InvalidSnapshot, true,
+									 tmfd, &lockmode);
+
+	*index = (result == TM_Ok && !HeapTupleIsHeapOnly(tup));
+	return result;
+}
 #endif
 
 /*

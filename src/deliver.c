@@ -129,6 +129,9 @@
 
 PG_FUNCTION_INFO_V1(deliver);
 
+static void DdlnMarkHandledAt(const char *subname, int32 slot, const DdlnEventKey *events,
+							  const ItemPointerData *tids, int n);
+
 /* set by a pool worker: true ends a round that has work left (result.more) */
 bool		(*ddln_round_yield_hook) (void) = NULL;
 
@@ -189,65 +192,20 @@ static DdlnQuery q_lock_subscriber_010 = {
 };
 
 /*
- * The events come sorted by id, and the join walks them in that order with
- * one index lookup each: rows are locked in id order by every deliverer,
- * whatever the size of the table, so two deliverers of different subscribers
- * never deadlock on them.
+ * Protocol step 4 is written to the heap directly (fetch.c,
+ * DdlnSetProcessedBits): the events sorted by id, one event_xid lookup
+ * each by (xid, id), so rows are taken in id order by every deliverer,
+ * whatever the size of the table (two deliverers of different subscribers
+ * never deadlock on them), and no plan, generic or not, can read the queue
+ * another way.
  *
- * Plans independent of the statistics: these plans are generic and kept for
- * the life of a backend, and autovacuum analyzes a drained queue, so a plan
- * may be made while the statistics say the queue is empty and then run on
- * a queue of millions.  Each event is named by its xid and its id, so that
- * event_xid (xid, id) is an exact lookup; and the xid is written "= ANY
- * (ARRAY[u.xid])", a clause that is no join equivalence, so that the
- * planner has no way to read event but that lookup (seq scans are disabled,
- * see DdlnBeginSafe; no index starts with id): no merge or hash join, and no
- * nested loop that walks the whole index with the event list inside it.
- * Written "e.id = u.id AND e.xid = u.xid", a plan made with empty
- * statistics did exactly that, for each batch: one transaction of 16k
- * events took 38 s to drain instead of 0.45 s (test/t/043_plan_shapes.pl
- * shows each statement's plan under both).
- *
- * "need" ($3) is, per event, the mask of the slots of the subscribers for
- * which its transaction is past the subscription point: is_pending() without
- * the processed bit, computed by DdlnMarkHandled once per batch.  An event
- * is complete when every bit of its mask is set; no statement reads the
- * subscriber table per event, so the cost of a delivery does not grow with
- * the number of subscribers.
+ * "need" is, per event, the mask of the slots of the subscribers for which
+ * its transaction is past the subscription point: is_pending() without the
+ * processed bit, computed by DdlnMarkHandled once per batch.  An event is
+ * complete when every bit of its mask is set; nothing reads the subscriber
+ * table per event, so the cost of a delivery does not grow with the number
+ * of subscribers.
  */
-#define DDLN_EVENTS_JOIN \
-	"ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, xid, need) " \
-	"WHERE e.xid OPERATOR(pg_catalog.=) ANY (ARRAY[u.xid]) " \
-	"  AND e.id OPERATOR(pg_catalog.=) u.id "
-
-#define DDLN_EVENTS_TYPES	{INT8ARRAYOID, XID8ARRAYOID, INT8ARRAYOID, INT4OID}
-
-static DdlnQuery q_mark = {
-	"UPDATE ddl_notify.event e "
-	"SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $4) "
-	"FROM " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $4)) OPERATOR(pg_catalog.=) 0",
-	4, DDLN_EVENTS_TYPES
-};
-
-/* my bit clear, and every other bit the event needs set */
-static DdlnQuery q_delete_last = {
-	"DELETE FROM ddl_notify.event e "
-	"USING " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $4)) OPERATOR(pg_catalog.=) 0 "
-	"  AND ((e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $4)) "
-	"       OPERATOR(pg_catalog.&) u.need) OPERATOR(pg_catalog.=) u.need "
-	"RETURNING e.id",
-	4, DDLN_EVENTS_TYPES
-};
-
-static DdlnQuery q_delete_done = {
-	"DELETE FROM ddl_notify.event e "
-	"USING " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) u.need) OPERATOR(pg_catalog.=) u.need "
-	"RETURNING e.id",
-	4, DDLN_EVENTS_TYPES
-};
 
 /*
  * The subscription points, read once per DdlnMarkHandled(): who may still
@@ -459,31 +417,6 @@ DdlnCompareEventId(const void *a, const void *b)
 							&((const DdlnEventKey *) b)->id);
 }
 
-/*
- * The ids ($1), xids ($2) and needed masks ($3) of events, as the engine's
- * statements take them; "need" may be NULL (no mask: zeros).
- */
-static void
-DdlnEventArrays(const DdlnEventKey *events, const int64 *need, int n, Datum *values)
-{
-	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *xids = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *needs = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-	{
-		ids[i] = Int64GetDatum(events[i].id);
-		xids[i] = FullTransactionIdGetDatum(events[i].xid);
-		needs[i] = Int64GetDatum(need != NULL ? need[i] : 0);
-	}
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64),
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[1] = PointerGetDatum(construct_array(xids, n, XID8OID, sizeof(uint64),
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[2] = PointerGetDatum(construct_array(needs, n, INT8OID, sizeof(int64),
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 /* Prepare one of the engine's statements, once per backend. */
 static SPIPlanPtr
 DdlnPlan(DdlnQuery *q)
@@ -511,6 +444,26 @@ DdlnPlan(DdlnQuery *q)
 }
 
 /*
+ * No write of the engine waits unboundedly for a lock another transaction
+ * holds (a user's skip() left open, say): past ddl_notify.lock_timeout it
+ * fails with 55P03, which the engine takes as "try this subscriber later".
+ * Set at the caller's GUC nest level, and undone with it.  Only in a
+ * delivery round: skip() and unsubscribe() wait as the user's statements do.
+ */
+static void
+DdlnSetEngineLockTimeout(void)
+{
+	char		lock_timeout[32];
+
+	if (!in_delivery_round)
+		return;
+	snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
+	(void) set_config_option("lock_timeout", lock_timeout,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+/*
  * Run one of the engine's statements as the extension's owner, with a plan
  * prepared once per backend.
  */
@@ -521,23 +474,9 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	int			rc;
 	bool		pushed = false;
 	MemoryContext cxt = CurrentMemoryContext;
-	char		lock_timeout[32];
 
 	DdlnBeginSafe(&safe);
-
-	/*
-	 * No statement of the engine waits unboundedly for a lock another
-	 * transaction holds (a user's skip() left open, say): past
-	 * ddl_notify.lock_timeout it fails with 55P03, which the engine takes as
-	 * "try this subscriber later".  Undone with the other settings.
-	 */
-	if (in_delivery_round)
-	{
-		snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
-		(void) set_config_option("lock_timeout", lock_timeout,
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
-	}
+	DdlnSetEngineLockTimeout();
 
 	/*
 	 * Between SPI_commit() and the next statement there is no active
@@ -651,88 +590,81 @@ DdlnNoteGone(const DdlnEventKey *sorted, int n, int64 id, int64 *gone_pos, int *
 void
 DdlnMarkHandled(const char *subname, int32 slot, const DdlnEventKey *events, int n)
 {
-	Datum		values[4];
-	int64		done = 0;
+	DdlnMarkHandledAt(subname, slot, events, NULL, n);
+}
+
+/* An event and where a batch's read found its row, to sort them together. */
+typedef struct DdlnEventAt
+{
+	DdlnEventKey key;
+	ItemPointerData tid;
+} DdlnEventAt;
+
+static int
+DdlnCompareEventAt(const void *a, const void *b)
+{
+	return DdlnCompareEventId(&((const DdlnEventAt *) a)->key,
+							  &((const DdlnEventAt *) b)->key);
+}
+
+/* DdlnMarkHandled, told where the rows were read ("tids", may be NULL) */
+static void
+DdlnMarkHandledAt(const char *subname, int32 slot, const DdlnEventKey *events,
+				  const ItemPointerData *tids, int n)
+{
+	int64		done;
+	DdlnEventAt *at;
 	DdlnEventKey *sorted;
+	ItemPointerData *sorted_tids;
 	int64	   *need;
-	int			nleft = 0;
-	int64	   *gone_pos = palloc(sizeof(int64) * Max(n, 1));
+	int64	   *gone;
+	int			ngone = 0;
+	int64	   *gone_pos;
 	int			ngone_pos = 0;
+	int			save_nestlevel;
 
 	if (n == 0)
 		return;
+	at = palloc(sizeof(DdlnEventAt) * n);
+	for (int i = 0; i < n; i++)
+	{
+		at[i].key = events[i];
+		if (tids != NULL)
+			at[i].tid = tids[i];
+		else
+			ItemPointerSetInvalid(&at[i].tid);
+	}
+	qsort(at, n, sizeof(DdlnEventAt), DdlnCompareEventAt);
 	sorted = palloc(sizeof(DdlnEventKey) * n);
-	memcpy(sorted, events, sizeof(DdlnEventKey) * n);
-	qsort(sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
+	sorted_tids = palloc(sizeof(ItemPointerData) * n);
+	for (int i = 0; i < n; i++)
+	{
+		sorted[i] = at[i].key;
+		sorted_tids[i] = at[i].tid;
+	}
 	need = palloc(sizeof(int64) * n);
 	DdlnNeededMasks(sorted, n, need);
-	DdlnEventArrays(sorted, need, n, values);
-	values[3] = Int32GetDatum(slot);
 
 	/*
-	 * Rows this subscriber was the last to need are deleted at once, without
-	 * first writing a bit nobody will read (the common case of a single
-	 * subscriber).
+	 * The bits, and the rows nobody needs any more deleted at once (without
+	 * first writing a bit nobody will read: the common case of a single
+	 * subscriber), in C (fetch.c).
 	 */
-	DdlnRun(&q_delete_last, values, NULL, false, 0);
-	done = (int64) SPI_processed;
-	if (done > 0)
-	{
-		DdlnEventKey *left = palloc(sizeof(DdlnEventKey) * n);
-		int64	   *left_need = palloc(sizeof(int64) * n);
-		int64	   *gone = palloc(sizeof(int64) * done);
-
-		for (int i = 0; i < done; i++)
-		{
-			bool		isnull;
-
-			gone[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			DdlnNoteGone(sorted, n, gone[i], gone_pos, &ngone_pos);
-		}
-		SPI_freetuptable(SPI_tuptable);
-		qsort(gone, done, sizeof(int64), DdlnCompareInt64);
-		for (int i = 0, j = 0; i < n; i++)
-		{
-			while (j < done && gone[j] < sorted[i].id)
-				j++;
-			if (j < done && gone[j] == sorted[i].id)
-				continue;
-			left_need[nleft] = need[i];
-			left[nleft++] = sorted[i];
-		}
-		DdlnEventArrays(left, left_need, nleft, values);
-	}
-	else
-	{
-		SPI_freetuptable(SPI_tuptable);
-		nleft = n;
-	}
-
-	/* the others: set the bit, then delete those now complete */
-	if (nleft > 0)
-	{
-		DdlnRun(&q_mark, values, NULL, false, 0);
-		done += (int64) SPI_processed;
-	}
+	gone = palloc(sizeof(int64) * n);
+	save_nestlevel = NewGUCNestLevel();
+	DdlnSetEngineLockTimeout();
+	done = DdlnSetProcessedBits(sorted, sorted_tids, need, n, slot, gone, &ngone);
+	AtEOXact_GUC(true, save_nestlevel);
 	if (done != n)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("processed bit of subscriber \"%s\" was already set on %lld of %d events",
 						subname, (long long) (n - done), n),
 				 errdetail("Another deliverer handled them; this transaction is rolled back so that nothing is handled twice.")));
-	if (nleft > 0)
-	{
-		DdlnRun(&q_delete_done, values, NULL, false, 0);
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			bool		isnull;
 
-			DdlnNoteGone(sorted, n,
-						 DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)),
-						 gone_pos, &ngone_pos);
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
+	gone_pos = palloc(sizeof(int64) * Max(ngone, 1));
+	for (int i = 0; i < ngone; i++)
+		DdlnNoteGone(sorted, n, gone[i], gone_pos, &ngone_pos);
 
 	/* transactions whose last event is gone leave commit_order, each once */
 	if (ngone_pos > 0)
@@ -858,10 +790,8 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
 	SetUserIdAndSecContext(sub->owner,
 						   save_sec | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	/* the search_path is the batch's (DdlnRunBatch), restored after the call */
 	save_nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
 	/* the DDL the handler runs is caused by this subscriber, via this chain */
 	ddln_current_origin = sub->name;
 	ddln_current_chain = chain;
@@ -1067,6 +997,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	{
 		FmgrInfo	flinfo;
 		DdlnVerdict verdict;
+		int			batch_nestlevel;
 
 		if (!sub->owner_exists && !OidIsValid(sub->owner))
 			ereport(ERROR,
@@ -1103,6 +1034,16 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		fmgr_info(sub->handler, &flinfo);
 		DdlnConstraintsImmediate();
 
+		/*
+		 * The handlers' search_path, set once for the batch: each call
+		 * restores it with every other setting the handler changed
+		 * (DdlnCallHandler); a failure's subtransaction abort undoes it.
+		 */
+		batch_nestlevel = NewGUCNestLevel();
+		(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+
 		for (int i = 0; i < n; i++)
 		{
 			current = i;
@@ -1119,8 +1060,9 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 							fetched.chains[i]);
 			batch->ncalls++;
 		}
+		AtEOXact_GUC(false, batch_nestlevel);
 		current = n;			/* past the handlers: the bits */
-		DdlnMarkHandled(sub->name, sub->slot, fetched.keys, n);
+		DdlnMarkHandledAt(sub->name, sub->slot, fetched.keys, fetched.tids, n);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;

@@ -14,6 +14,7 @@
 
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "storage/itemptr.h"
 
 #include "ddl_notify.h"
 
@@ -89,6 +90,7 @@ typedef struct DdlnFetched
 	int			n;
 	Datum	   *rows;			/* the event rows (composite datums) */
 	DdlnEventKey *keys;			/* id, xid and commit position of each */
+	ItemPointerData *tids;		/* where the read found each row */
 	bool	   *wanted;			/* passes the filters and the chain rule */
 	uint8	   *suppressed;		/* DdlnSuppressed: why not, if not wanted
 								 * by the chain rule */
@@ -100,5 +102,8 @@ typedef struct DdlnFetched
 extern void DdlnReadFilter(HeapTuple tup, TupleDesc desc, int col, DdlnFilter *f);
 extern void DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 					  DdlnFetched *out);
+extern int	DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
+								 const int64 *need, int n, int32 slotno,
+								 int64 *gone, int *ngone);
 
 #endif							/* DDLN_ENGINE_H */
