@@ -410,6 +410,16 @@ LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'worker_pool';
 COMMENT ON FUNCTION ddl_notify.worker_pool() IS
 	'the delivery worker pool, cluster-wide: one row per worker (starting, delivering, idle, exiting) and per database queued for one or waiting for a retry time';
 
+CREATE FUNCTION ddl_notify.subscriber_progress(
+	OUT id integer, OUT delivered bigint, OUT filtered bigint, OUT loop_suppressed bigint,
+	OUT last_event_id bigint, OUT last_delivered_at timestamptz,
+	OUT created_at timestamptz)
+RETURNS SETOF record
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_subscriber_progress';
+
+COMMENT ON FUNCTION ddl_notify.subscriber_progress() IS
+	'delivery counters not yet written to the subscriber rows (kept in shared memory between writes); subscriber_status adds them; answers only roles that may read subscriber_status';
+
 CREATE VIEW ddl_notify.subscriber_status AS
 SELECT s.name,
 	   s.handler_oid::pg_catalog.regprocedure AS handler,
@@ -417,10 +427,10 @@ SELECT s.name,
 	   p.pending,
 	   p.oldest_pending_id,
 	   p.oldest_pending_at,
-	   s.delivered,
-	   s.filtered,
-	   s.last_event_id,
-	   s.last_delivered_at,
+	   s.delivered OPERATOR(pg_catalog.+) COALESCE(c.delivered, 0) AS delivered,
+	   s.filtered OPERATOR(pg_catalog.+) COALESCE(c.filtered, 0) AS filtered,
+	   COALESCE(c.last_event_id, s.last_event_id) AS last_event_id,
+	   COALESCE(c.last_delivered_at, s.last_delivered_at) AS last_delivered_at,
 	   s.attempts,
 	   s.failing_event,
 	   -- another role's error text only for its members, superusers and
@@ -449,8 +459,10 @@ SELECT s.name,
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 THEN 'failing'
 			ELSE 'active' END AS state,
 	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag,
-	   s.loop_suppressed
+	   s.loop_suppressed OPERATOR(pg_catalog.+) COALESCE(c.loop_suppressed, 0) AS loop_suppressed
 FROM ddl_notify.subscriber s
+LEFT JOIN ddl_notify.subscriber_progress() c
+	   ON c.id OPERATOR(pg_catalog.=) s.id AND c.created_at OPERATOR(pg_catalog.=) s.created_at
 CROSS JOIN LATERAL (
 	SELECT pg_catalog.count(*) AS pending,
 		   pg_catalog.min(e.id) AS oldest_pending_id,
@@ -479,6 +491,9 @@ REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_end() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_sql_drop() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_table_rewrite() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.subscriber_restore() FROM PUBLIC;
+-- subscriber_progress() stays executable by PUBLIC, as is_pending(): the
+-- view calls it with its reader's rights, and it answers only a role that
+-- may read the view (src/progress.c)
 
 -- Event triggers last: nothing above is recorded.
 CREATE EVENT TRIGGER ddl_notify_ddl_command_end ON ddl_command_end

@@ -171,7 +171,11 @@ static DdlnQuery q_lock_subscriber = {
 	"       s.start_snapshot, s.start_xid, "
 	"       s.command_tags, s.object_types, s.schemas, s.echo, "
 	"       s.resolved_in IS NOT DISTINCT FROM $2, "
-	"       s.enabled AND s.confirmed "
+	"       s.enabled AND s.confirmed, "
+	"       (s.attempts OPERATOR(pg_catalog.<>) 0 OR s.failing_event IS NOT NULL "
+	"        OR s.next_retry_at IS NOT NULL OR s.last_error IS NOT NULL "
+	"        OR s.last_error_sqlstate IS NOT NULL), "
+	"       s.created_at "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	2, {INT4OID, INT8OID}
@@ -185,7 +189,7 @@ static DdlnQuery q_lock_subscriber_010 = {
 	"       NULL::pg_catalog.text, NULL::pg_catalog.name, "
 	"       s.start_snapshot, s.start_xid, "
 	"       s.command_tags, s.object_types, s.schemas, s.echo, "
-	"       true, true "
+	"       true, true, true, s.created_at "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	1, {INT4OID}
@@ -287,6 +291,24 @@ static DdlnQuery q_success = {
 	4, {INT4OID, INT8OID, INT8OID, INT8OID}
 };
 
+/*
+ * The counters shared memory held ($2-$4, $5-$6: NULL for none newer than
+ * the row's) plus the batch's, moved into the row (progress.c), with the
+ * reset of a failure's state that q_success makes.  0.2.0's table.
+ */
+static DdlnQuery q_move_progress = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  delivered = delivered OPERATOR(pg_catalog.+) $2, "
+	"  filtered = filtered OPERATOR(pg_catalog.+) $3, "
+	"  loop_suppressed = loop_suppressed OPERATOR(pg_catalog.+) $4, "
+	"  last_event_id = COALESCE($5, last_event_id), "
+	"  last_delivered_at = COALESCE($6, last_delivered_at), "
+	"  attempts = 0, failing_event = NULL, next_retry_at = NULL, "
+	"  last_error = NULL, last_error_sqlstate = NULL "
+	"WHERE id = $1",
+	6, {INT4OID, INT8OID, INT8OID, INT8OID, INT8OID, TIMESTAMPTZOID}
+};
+
 /* events not delivered by the chain rule (G12, fetch.c), since 0.2.0 */
 static DdlnQuery q_loop_suppressed = {
 	"UPDATE ddl_notify.subscriber SET "
@@ -373,6 +395,12 @@ typedef struct DdlnBatch
 	bool		mark_conflict;	/* handlers ran, then the checked transition
 								 * found a bit already set */
 	ErrorData  *error;
+	/* the counters, for after COMMIT (progress.c) */
+	bool		add_progress;	/* add "progress" to shared memory */
+	bool		moved_progress; /* "moved" went into the row */
+	DdlnProgress progress;
+	DdlnProgress moved;
+	TimestampTz created_at;		/* the subscriber's, the entry's key */
 } DdlnBatch;
 
 /*
@@ -916,6 +944,8 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	sub->echo = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
 	resolved_here = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
 	sub->enabled = DatumGetBool(SPI_getbinval(tup, desc, 17, &isnull));
+	sub->needs_reset = DatumGetBool(SPI_getbinval(tup, desc, 18, &isnull));
+	sub->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 19, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	sub->binding.ok = true;
 	/* a handler its name found that nobody chose here: unconfirmed, skipped */
@@ -954,6 +984,85 @@ DdlnMayReadQuery(Oid role)
 
 	return pg_class_aclcheck(relids->event, role, ACL_SELECT) == ACLCHECK_OK ||
 		pg_attribute_aclcheck(relids->event, DDLN_EV_QUERY + 1, role, ACL_SELECT) == ACLCHECK_OK;
+}
+
+/*
+ * The counters of a batch that handled its events, in the top transaction
+ * that locked the subscriber's row (updating it in the subtransaction would
+ * make a MultiXact of the lock).  With shared memory (progress.c) they go
+ * there after COMMIT, and the row is written only to reset a failure's
+ * state or now and then (DDLN_PROGRESS_FLUSH_MS); else into the row now.
+ * Either way they count only if the batch commits.
+ */
+static void
+DdlnRecordSuccess(DdlnSubscriber *sub, DdlnBatch *batch, int64 nfiltered,
+				  const int64 *nsuppressed)
+{
+	Datum		sv[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	int64		nloop = nsuppressed[DDLN_SUPPRESS_ECHO] +
+		nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS];
+	bool		names = DdlnSubscriberCounts();
+
+	if (nloop > 0)
+		ereport(nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS] > 0 ? LOG : DEBUG1,
+				(errmsg_plural("ddl_notify: %lld event caused by handlers not delivered to subscriber \"%s\"",
+							   "ddl_notify: %lld events caused by handlers not delivered to subscriber \"%s\"",
+							   (unsigned long) nloop, (long long) nloop, sub->name),
+				 errdetail("Its own echo: %lld; in a loop through it: %lld; past ddl_notify.max_chain_length (%d): %lld.",
+						   (long long) nsuppressed[DDLN_SUPPRESS_ECHO],
+						   (long long) nsuppressed[DDLN_SUPPRESS_LOOP],
+						   ddln_max_chain_length,
+						   (long long) nsuppressed[DDLN_SUPPRESS_HOPS])));
+
+	batch->progress.delivered = batch->ncalls;
+	batch->progress.filtered = nfiltered;
+	batch->progress.loop_suppressed = nloop;
+	batch->progress.last_event_id = batch->last.id;
+	batch->progress.last_delivered_at = GetCurrentTimestamp();
+	sv[0] = Int32GetDatum(sub->id);
+
+	batch->created_at = sub->created_at;
+	if (names && DdlnProgressReserve(sub->id, sub->created_at))
+	{
+		DdlnProgress *held = &batch->moved;
+
+		if (!DdlnProgressPending(sub->id, sub->created_at, held) && !sub->needs_reset)
+		{
+			batch->add_progress = true;
+			return;
+		}
+		/* what shared memory holds and this batch's, into the row */
+		sv[1] = Int64GetDatum(held->delivered + batch->progress.delivered);
+		sv[2] = Int64GetDatum(held->filtered + batch->progress.filtered);
+		sv[3] = Int64GetDatum(held->loop_suppressed + batch->progress.loop_suppressed);
+		sv[4] = Int64GetDatum(batch->progress.last_event_id);
+		sv[5] = TimestampTzGetDatum(batch->progress.last_delivered_at);
+		DdlnRun(&q_move_progress, sv, nulls, false, 0);
+		batch->moved_progress = true;
+		return;
+	}
+
+	sv[1] = Int64GetDatum(batch->ncalls);
+	/* a subscriber table of 0.1.0 has no loop_suppressed: "filtered" */
+	sv[2] = Int64GetDatum(nfiltered + (names ? 0 : nloop));
+	sv[3] = Int64GetDatum(batch->last.id);
+	DdlnRun(&q_success, sv, NULL, false, 0);
+	if (nloop > 0 && names)
+	{
+		sv[1] = Int64GetDatum(nloop);
+		DdlnRun(&q_loop_suppressed, sv, NULL, false, 0);
+	}
+}
+
+/* After a batch's COMMIT: its counters, and those moved into the row. */
+static void
+DdlnProgressCommitted(int32 id, const DdlnBatch *batch)
+{
+	if (batch->add_progress)
+		DdlnProgressAdd(id, batch->created_at, &batch->progress);
+	if (batch->moved_progress)
+		DdlnProgressMoved(id, batch->created_at, &batch->moved);
 }
 
 /*
@@ -1119,39 +1228,13 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	}
 	PG_END_TRY();
 
-	/*
-	 * The subscriber's counters, in the top transaction that locked its
-	 * row (updating it in the subtransaction would make a MultiXact of the
-	 * lock); they commit with the bits or not at all.
-	 */
 	if (batch->status == DDLN_BATCH_DONE)
 	{
-		Datum		sv[4];
-		int64		nloop = nsuppressed[DDLN_SUPPRESS_ECHO] +
-			nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS];
-		bool		names = (nloop == 0 || DdlnSubscriberCounts());
+		int64		counts[DDLN_SUPPRESS_HOPS + 1];
 
-		sv[0] = Int32GetDatum(sub->id);
-		sv[1] = Int64GetDatum(batch->ncalls);
-		/* a subscriber table of 0.1.0 has no loop_suppressed: "filtered" */
-		sv[2] = Int64GetDatum(nfiltered + (names ? 0 : nloop));
-		sv[3] = Int64GetDatum(batch->last.id);
-		DdlnRun(&q_success, sv, NULL, false, 0);
-		if (nloop > 0 && names)
-		{
-			sv[1] = Int64GetDatum(nloop);
-			DdlnRun(&q_loop_suppressed, sv, NULL, false, 0);
-		}
-		if (nloop > 0)
-			ereport(nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS] > 0 ? LOG : DEBUG1,
-					(errmsg_plural("ddl_notify: %lld event caused by handlers not delivered to subscriber \"%s\"",
-								   "ddl_notify: %lld events caused by handlers not delivered to subscriber \"%s\"",
-								   (unsigned long) nloop, (long long) nloop, sub->name),
-					 errdetail("Its own echo: %lld; in a loop through it: %lld; past ddl_notify.max_chain_length (%d): %lld.",
-							   (long long) nsuppressed[DDLN_SUPPRESS_ECHO],
-							   (long long) nsuppressed[DDLN_SUPPRESS_LOOP],
-							   ddln_max_chain_length,
-							   (long long) nsuppressed[DDLN_SUPPRESS_HOPS])));
+		for (int i = 0; i <= DDLN_SUPPRESS_HOPS; i++)
+			counts[i] = nsuppressed[i];
+		DdlnRecordSuccess(sub, batch, nfiltered, counts);
 	}
 }
 
@@ -1540,6 +1623,8 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				{
 					bool		drained = (batch.nevents < limit && !batch.full);
 
+					DdlnProgressCommitted(id, &batch);
+
 					reread = false;
 
 					*floorp = here = batch.last;
@@ -1660,6 +1745,7 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
 		 * call would have begun a handler timeout before the list.)
 		 */
 		DdlnForgetEndedCalls(MyDatabaseId, ids, nsubs);
+		DdlnProgressForget(ids, nsubs);
 
 		for (int i = 0; i < nsubs; i++)
 		{

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * engine.h
- *	  The delivery engine's own types, private to deliver.c and fetch.c: a
+ *	  The delivery engine's own types, private to deliver.c, fetch.c and
+ *	  progress.c: a
  *	  subscriber as the engine sees it while it holds the row lock, and the
  *	  events one batch read.
  *
@@ -54,6 +55,8 @@ typedef struct DdlnSubscriber
 	bool		may_read_query; /* its owner may SELECT event.query */
 	bool		enabled;		/* neither paused nor waiting for
 								 * confirmation */
+	bool		needs_reset;	/* attempts, error or retry time set */
+	TimestampTz created_at;		/* tells it from an earlier one of its id */
 	DdlnVerdict binding;		/* ok, or why the function its handler's
 								 * name finds is not bound (trust.c) */
 } DdlnSubscriber;
@@ -97,6 +100,29 @@ typedef struct DdlnFetched
 	Datum	   *chains;			/* its origin_chain (text[]), 0 if none */
 	bool		full;			/* stopped at ddl_notify.batch_memory */
 } DdlnFetched;
+
+/*
+ * A subscriber's delivery counters (progress.c): what batches added since
+ * they were last moved into its row.  last_event_id 0: none.
+ */
+typedef struct DdlnProgress
+{
+	int64		delivered;
+	int64		filtered;
+	int64		loop_suppressed;
+	int64		last_event_id;
+	TimestampTz last_delivered_at;
+} DdlnProgress;
+
+/* how often at most the counters are moved into a subscriber's row */
+#define DDLN_PROGRESS_FLUSH_MS	30000
+
+/* progress.c */
+extern bool DdlnProgressReserve(int32 id, TimestampTz created);
+extern bool DdlnProgressPending(int32 id, TimestampTz created, DdlnProgress *out);
+extern void DdlnProgressAdd(int32 id, TimestampTz created, const DdlnProgress *batch);
+extern void DdlnProgressMoved(int32 id, TimestampTz created, const DdlnProgress *moved);
+extern void DdlnProgressForget(const int32 *ids, int n);
 
 /* fetch.c */
 extern void DdlnReadFilter(HeapTuple tup, TupleDesc desc, int col, DdlnFilter *f);
