@@ -361,6 +361,37 @@ DdlnIndexNewVersion(Relation rel, CatalogIndexState indstate, HeapTuple tup)
 }
 
 /*
+ * Where the "processed" column (bigint NOT NULL) lies in a row of event, as
+ * nocachegetattr() walks the columns before it: so that a new version is
+ * the row copied with eight bytes changed, not taken apart and formed again.
+ */
+static char *
+DdlnProcessedAt(HeapTuple tup, TupleDesc desc)
+{
+	HeapTupleHeader hdr = tup->t_data;
+	bool		hasnulls = HeapTupleHasNulls(tup);
+	char	   *tp = (char *) hdr + hdr->t_hoff;
+	uint32		off = 0;
+
+	for (int i = 0;; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (hasnulls && att_isnull(i, hdr->t_bits))
+		{
+			/* not reached: the column is NOT NULL (checked by the caller's shape test) */
+			if (i == DDLN_EV_PROCESSED)
+				elog(ERROR, "event row without processed bits");
+			continue;
+		}
+		off = att_align_pointer(off, att->attalign, att->attlen, tp + off);
+		if (i == DDLN_EV_PROCESSED)
+			return tp + off;
+		off = att_addlength_pointer(off, att->attlen, tp + off);
+	}
+}
+
+/*
  * The row version of event "key" this transaction sees now (READ COMMITTED:
  * the scan's snapshot is a fresh one); false if there is none (deleted).
  * "tid", if valid, is where the batch's read found it: that version, if
@@ -427,8 +458,11 @@ DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 	IndexScanDesc scan;
 	int			done = 0;
 
+	/* DdlnProcessedAt's column: a bigint, in 0.1.0's table too */
 	if (IndexRelationGetNumberOfKeyAttributes(idx) != 2 ||
-		(desc->natts != DDLN_EV_NATTS && desc->natts != DDLN_EV_NATTS_010))
+		(desc->natts != DDLN_EV_NATTS && desc->natts != DDLN_EV_NATTS_010) ||
+		TupleDescAttr(desc, DDLN_EV_PROCESSED)->atttypid != INT8OID ||
+		!TupleDescAttr(desc, DDLN_EV_PROCESSED)->attnotnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the tables of ddl_notify do not have the columns and indexes this version reads"),
@@ -466,10 +500,11 @@ DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 			{
 				bool		shouldfree;
 				HeapTuple	old = ExecFetchSlotHeapTuple(slot, false, &shouldfree);
-				Datum		value = Int64GetDatum(processed);
-				bool		null = false;
-				HeapTuple	tup = heap_modify_tuple_by_cols(old, desc, 1, &col, &value, &null);
+				HeapTuple	tup = heap_copytuple(old);
 				bool		index;
+
+				/* the new version: a copy with the bits changed in place */
+				memcpy(DdlnProcessedAt(tup, desc), &processed, sizeof(int64));
 
 				result = DdlnHeapUpdate(rel, &tid, tup, cid, &tmfd, &index);
 				if (index)
