@@ -1066,6 +1066,51 @@ DdlnProgressCommitted(int32 id, const DdlnBatch *batch)
 }
 
 /*
+ * May the subscriber's handler be called now?  An ERROR (the batch's
+ * failure, recorded on its first event) if its owner or handler is gone, or
+ * the function its name found may not be bound, or the handler's shape or
+ * the owner's rights no longer hold (trust.c), right before the calls.
+ */
+static void
+DdlnCheckCallable(DdlnSubscriber *sub)
+{
+	DdlnVerdict verdict;
+
+	if (!sub->owner_exists && !OidIsValid(sub->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" that owns subscriber \"%s\" does not exist",
+						sub->owner_name ? sub->owner_name : "?", sub->name),
+				 errdetail("The subscriber was restored from a dump or upgraded, and no role of that name exists here."),
+				 errhint("Create the role, or let a superuser unsubscribe it.")));
+	if (!sub->owner_exists)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role %u that owns subscriber \"%s\" does not exist",
+						sub->owner, sub->name),
+				 errhint("A superuser can unsubscribe it.")));
+	/* a function its name found, but which may not be bound by itself */
+	if (!sub->binding.ok)
+		DdlnRaiseVerdict(&sub->binding);
+	if (!sub->handler_exists && !OidIsValid(sub->handler))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("handler function %s of subscriber \"%s\" does not exist",
+						sub->handler_name ? sub->handler_name : "?", sub->name),
+				 errdetail("The subscriber was restored from a dump or upgraded, and no function of that signature exists here."),
+				 errhint("Create the function, or subscribe again with an existing one, or unsubscribe.")));
+	if (!sub->handler_exists)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("handler function %u of subscriber \"%s\" does not exist",
+						sub->handler, sub->name),
+				 errhint("Subscribe again with an existing function, or unsubscribe.")));
+	/* the shape and the owner's rights, again, right before the call (trust.c) */
+	if (!DdlnJudgeHandler(sub->handler, sub->owner, DDLN_BIND_CALL, &verdict))
+		DdlnRaiseVerdict(&verdict);
+}
+
+/*
  * Read up to "limit" pending events of the subscriber and hand them over in a
  * subtransaction.  The caller holds the subscriber's lock and commits.
  */
@@ -1105,41 +1150,9 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	PG_TRY();
 	{
 		FmgrInfo	flinfo;
-		DdlnVerdict verdict;
 		int			batch_nestlevel;
 
-		if (!sub->owner_exists && !OidIsValid(sub->owner))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("role \"%s\" that owns subscriber \"%s\" does not exist",
-							sub->owner_name ? sub->owner_name : "?", sub->name),
-					 errdetail("The subscriber was restored from a dump or upgraded, and no role of that name exists here."),
-					 errhint("Create the role, or let a superuser unsubscribe it.")));
-		if (!sub->owner_exists)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("role %u that owns subscriber \"%s\" does not exist",
-							sub->owner, sub->name),
-					 errhint("A superuser can unsubscribe it.")));
-		/* a function its name found, but which may not be bound by itself */
-		if (!sub->binding.ok)
-			DdlnRaiseVerdict(&sub->binding);
-		if (!sub->handler_exists && !OidIsValid(sub->handler))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_FUNCTION),
-					 errmsg("handler function %s of subscriber \"%s\" does not exist",
-							sub->handler_name ? sub->handler_name : "?", sub->name),
-					 errdetail("The subscriber was restored from a dump or upgraded, and no function of that signature exists here."),
-					 errhint("Create the function, or subscribe again with an existing one, or unsubscribe.")));
-		if (!sub->handler_exists)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_FUNCTION),
-					 errmsg("handler function %u of subscriber \"%s\" does not exist",
-							sub->handler, sub->name),
-					 errhint("Subscribe again with an existing function, or unsubscribe.")));
-		/* the shape and the owner's rights, again, right before the call (trust.c) */
-		if (!DdlnJudgeHandler(sub->handler, sub->owner, DDLN_BIND_CALL, &verdict))
-			DdlnRaiseVerdict(&verdict);
+		DdlnCheckCallable(sub);
 		fmgr_info(sub->handler, &flinfo);
 		DdlnConstraintsImmediate();
 

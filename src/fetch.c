@@ -424,6 +424,44 @@ DdlnFindEvent(Relation rel, IndexScanDesc scan, const DdlnEventKey *key,
 }
 
 /*
+ * Write one event's new processed bits (the row version in "slot"): delete
+ * the row if they cover its needed mask, else a new version with them.
+ * Waits for a concurrent writer; TM_Updated or TM_Deleted if that one
+ * committed (the caller reads the row again).
+ */
+static TM_Result
+DdlnWriteBit(Relation rel, TupleTableSlot *slot, int64 processed, int64 need,
+			 CommandId cid, CatalogIndexState *indstate)
+{
+	ItemPointerData tid = slot->tts_tid;
+	TM_FailureData tmfd;
+	TM_Result	result;
+	bool		shouldfree;
+	HeapTuple	old;
+	HeapTuple	tup;
+	bool		index;
+
+	if ((processed & need) == need)
+		return heap_delete(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false);
+
+	/* the new version: a copy with the bits changed in place */
+	old = ExecFetchSlotHeapTuple(slot, false, &shouldfree);
+	tup = heap_copytuple(old);
+	memcpy(DdlnProcessedAt(tup, RelationGetDescr(rel)), &processed, sizeof(int64));
+	result = DdlnHeapUpdate(rel, &tid, tup, cid, &tmfd, &index);
+	if (index)
+	{
+		if (*indstate == NULL)
+			*indstate = CatalogOpenIndexes(rel);
+		DdlnIndexNewVersion(rel, *indstate, tup);
+	}
+	heap_freetuple(tup);
+	if (shouldfree)
+		heap_freetuple(old);
+	return result;
+}
+
+/*
  * Set the processed bit of slot "slot" on the events "sorted" (sorted by
  * id), a checked transition, or delete the row when that bit completes its
  * needed mask need[i] (nobody else needs it): protocol step 4, written to
@@ -482,9 +520,7 @@ DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 		{
 			bool		isnull;
 			int64		processed;
-			TM_FailureData tmfd;
 			TM_Result	result;
-			ItemPointerData tid;
 
 			CHECK_FOR_INTERRUPTS();
 			if (!DdlnFindEvent(rel, scan, &sorted[i], tids != NULL ? &tids[i] : NULL, slot))
@@ -492,31 +528,8 @@ DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 			processed = DatumGetInt64(slot_getattr(slot, col, &isnull));
 			if (processed & bit)
 				break;			/* set already */
-			tid = slot->tts_tid;
 			processed |= bit;
-			if ((processed & need[i]) == need[i])
-				result = heap_delete(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false);
-			else
-			{
-				bool		shouldfree;
-				HeapTuple	old = ExecFetchSlotHeapTuple(slot, false, &shouldfree);
-				HeapTuple	tup = heap_copytuple(old);
-				bool		index;
-
-				/* the new version: a copy with the bits changed in place */
-				memcpy(DdlnProcessedAt(tup, desc), &processed, sizeof(int64));
-
-				result = DdlnHeapUpdate(rel, &tid, tup, cid, &tmfd, &index);
-				if (index)
-				{
-					if (indstate == NULL)
-						indstate = CatalogOpenIndexes(rel);
-					DdlnIndexNewVersion(rel, indstate, tup);
-				}
-				heap_freetuple(tup);
-				if (shouldfree)
-					heap_freetuple(old);
-			}
+			result = DdlnWriteBit(rel, slot, processed, need[i], cid, &indstate);
 			if (result == TM_Ok)
 			{
 				if ((processed & need[i]) == need[i])
