@@ -95,9 +95,9 @@
 
 #include "ddl_notify.h"
 
-PG_FUNCTION_INFO_V1(capture_ddl_command_end);
-PG_FUNCTION_INFO_V1(capture_sql_drop);
-PG_FUNCTION_INFO_V1(capture_table_rewrite);
+PG_FUNCTION_INFO_V1(ddl_notify_capture_ddl_command_end);
+PG_FUNCTION_INFO_V1(ddl_notify_capture_sql_drop);
+PG_FUNCTION_INFO_V1(ddl_notify_capture_table_rewrite);
 
 bool		ddln_xact_recorded = false;
 const char *ddln_current_origin = NULL;
@@ -1038,7 +1038,7 @@ DdlnJsonTextArray(DdlnJsonbState *st, bool isnull, Datum arr)
  * GRANT expanded per object, ALTER TABLE with its subcommands.
  */
 Datum
-capture_ddl_command_end(PG_FUNCTION_ARGS)
+ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_ddl_command_end");
 	DdlnCaptureCall call;
@@ -1115,7 +1115,7 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
  * identity (pg_event_trigger_ddl_commands() shows nothing for DROP).
  */
 Datum
-capture_sql_drop(PG_FUNCTION_ARGS)
+ddl_notify_capture_sql_drop(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_sql_drop");
 	DdlnCaptureCall call;
@@ -1218,7 +1218,7 @@ capture_sql_drop(PG_FUNCTION_ARGS)
  * table_rewrite: the table and why PostgreSQL rewrites it.
  */
 Datum
-capture_table_rewrite(PG_FUNCTION_ARGS)
+ddl_notify_capture_table_rewrite(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_table_rewrite");
 	DdlnCaptureCall call;

@@ -127,7 +127,7 @@
 #include "ddl_notify.h"
 #include "engine.h"
 
-PG_FUNCTION_INFO_V1(deliver);
+PG_FUNCTION_INFO_V1(ddl_notify_deliver);
 
 /* set by a pool worker: true ends a round that has work left (result.more) */
 bool		(*ddln_round_yield_hook) (void) = NULL;
@@ -1838,7 +1838,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
  * batch, exactly as the worker does it.
  */
 Datum
-deliver(PG_FUNCTION_ARGS)
+ddl_notify_deliver(PG_FUNCTION_ARGS)
 {
 	DdlnRoundResult result;
 

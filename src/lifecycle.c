@@ -51,7 +51,7 @@
 
 #include "ddl_notify.h"
 
-PG_FUNCTION_INFO_V1(subscriber_restore);
+PG_FUNCTION_INFO_V1(ddl_notify_subscriber_restore);
 
 /*
  * The slot a restored subscriber gets: the one it had if it is free in this
@@ -159,7 +159,7 @@ DdlnBindRestored(const char *handler, Oid owner, Oid *handler_oid, bool *bound,
  * every delivery).
  */
 Datum
-subscriber_restore(PG_FUNCTION_ARGS)
+ddl_notify_subscriber_restore(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	TupleDesc	desc;

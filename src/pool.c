@@ -90,9 +90,9 @@
 #include "ddl_notify.h"
 #include "pool.h"
 
-PG_FUNCTION_INFO_V1(delivery_status);
+PG_FUNCTION_INFO_V1(ddl_notify_delivery_status);
 PG_FUNCTION_INFO_V1(ddl_notify_delivery_state);
-PG_FUNCTION_INFO_V1(worker_pool);
+PG_FUNCTION_INFO_V1(ddl_notify_worker_pool);
 
 #define DDLN_PAUSE_MS			3600000	/* backstop of a pause */
 
@@ -804,7 +804,7 @@ DdlnDeliveryStateText(const DdlnDeliveryState *st)
  * words (for people; scripts read delivery_state()).
  */
 Datum
-delivery_status(PG_FUNCTION_ARGS)
+ddl_notify_delivery_status(PG_FUNCTION_ARGS)
 {
 	DdlnDeliveryState st;
 
@@ -851,7 +851,7 @@ ddl_notify_delivery_state(PG_FUNCTION_ARGS)
  * per database waiting for one (queued) or for a retry time (retry).
  */
 Datum
-worker_pool(PG_FUNCTION_ARGS)
+ddl_notify_worker_pool(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	typedef struct
