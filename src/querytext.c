@@ -72,6 +72,9 @@
  *	 no SQL, no state, no error of their own; results are palloc'd in the
  *	 caller's context (or the argument itself when nothing changed).
  *
+ * Floor: engine (capture's helper): called by capture.c only; calls
+ * common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -82,7 +85,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/memutils.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /* what a redacted constant becomes */
 #define DDLN_REDACTED		"'********'"

@@ -52,6 +52,10 @@
  * 0.1.0 it writes that version's columns.  Its id is drawn by lifecycle.c,
  * above every id in use.
  *
+ * Floor: API: called through fmgr, by lifecycle.c and by ddl_notify.c's
+ * commit callback; calls the engine (deliver.c, binding.c, trust.c), pool.c
+ * and common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -85,7 +89,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 PG_FUNCTION_INFO_V1(ddl_notify_subscribe);
 PG_FUNCTION_INFO_V1(ddl_notify_unsubscribe);

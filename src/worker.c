@@ -84,6 +84,9 @@
  *	 held across anything that can block.  Latches are set outside it.
  *	 Nothing here touches ddl_notify's tables (the engine does).
  *
+ * Floor: worker (under the entry): started by the postmaster; calls the
+ * engine (deliver.c), pool.c and common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -117,7 +120,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 #include "pool.h"
 
 PGDLLEXPORT void DdlnLauncherMain(Datum arg);
