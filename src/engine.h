@@ -17,7 +17,7 @@
 #include "access/tupdesc.h"
 #include "storage/itemptr.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /*
  * One of a subscriber's filters (command_tags, object_types, schemas): a
