@@ -39,6 +39,10 @@
  *	 the new subscriber from the old.  Those of subscribers gone are dropped
  *	 by the next round of their database (DdlnProgressForget).
  *
+ * Floor: engine: called by deliver.c (the counters), by _PG_init (its
+ * shared memory) and through SQL by subscriber_status
+ * (subscriber_progress()); calls common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -69,7 +73,7 @@
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 #include "engine.h"
 
 PG_FUNCTION_INFO_V1(ddl_notify_subscriber_progress);
