@@ -430,8 +430,13 @@ SELECT s.name,
 	   c.oldest_pending_at,
 	   s.delivered OPERATOR(pg_catalog.+) COALESCE(c.delivered, 0) AS delivered,
 	   s.filtered OPERATOR(pg_catalog.+) COALESCE(c.filtered, 0) AS filtered,
-	   COALESCE(c.last_event_id, s.last_event_id) AS last_event_id,
-	   COALESCE(c.last_delivered_at, s.last_delivered_at) AS last_delivered_at,
+	   -- the later of the row's and shared memory's (two deliverers may
+	   -- take turns: one's count can arrive after the other's went to the row)
+	   CASE WHEN c.last_delivered_at OPERATOR(pg_catalog.>) s.last_delivered_at
+				 OR s.last_delivered_at IS NULL
+			THEN COALESCE(c.last_event_id, s.last_event_id)
+			ELSE s.last_event_id END AS last_event_id,
+	   GREATEST(c.last_delivered_at, s.last_delivered_at) AS last_delivered_at,
 	   s.attempts,
 	   s.failing_event,
 	   -- another role's error text only for its members, superusers and
