@@ -121,12 +121,14 @@
 #endif
 
 /*
- * Update a row in place of its old version (access/heapam.h's heap_update,
- * waiting for a concurrent writer, no crosscheck snapshot); "*index" says
- * whether its index entries must be inserted (not a heap-only tuple).  16
- * returned that as TU_UpdateIndexes instead of leaving it to
+ * Update or delete a row (access/heapam.h's heap_update, heap_delete),
+ * waiting for a concurrent writer, no crosscheck snapshot; "*index" says
+ * whether the new version's index entries must be inserted (not a heap-only
+ * tuple).  16 returned that as TU_UpdateIndexes instead of leaving it to
  * HeapTupleIsHeapOnly(); TU_Summarizing (only summarizing indexes, such as
  * BRIN, need the entry) is taken as "none": ddl_notify's tables have none.
+ * 19 added the options (TABLE_UPDATE_*, TABLE_DELETE_*; 0: as before) and
+ * moved heap_delete's changingPart into them.
  */
 #if PG_VERSION_NUM >= 160000
 static inline TM_Result
@@ -135,8 +137,13 @@ DdlnHeapUpdate(Relation rel, ItemPointer otid, HeapTuple tup, CommandId cid,
 {
 	LockTupleMode lockmode;
 	TU_UpdateIndexes update_indexes = TU_None;
+#if PG_VERSION_NUM >= 190000
+	TM_Result	result = heap_update(rel, otid, tup, cid, 0, InvalidSnapshot, true,
+									 tmfd, &lockmode, &update_indexes);
+#else
 	TM_Result	result = heap_update(rel, otid, tup, cid, InvalidSnapshot, true,
 									 tmfd, &lockmode, &update_indexes);
+#endif
 
 	*index = (result == TM_Ok && update_indexes == TU_All);
 	return result;
@@ -153,6 +160,13 @@ DdlnHeapUpdate(Relation rel, ItemPointer otid, HeapTuple tup, CommandId cid,
 	*index = (result == TM_Ok && !HeapTupleIsHeapOnly(tup));
 	return result;
 }
+#endif
+#if PG_VERSION_NUM >= 190000
+#define DdlnHeapDelete(rel, tid, cid, tmfd) \
+	heap_delete(rel, tid, cid, 0, InvalidSnapshot, true, tmfd)
+#else
+#define DdlnHeapDelete(rel, tid, cid, tmfd) \
+	heap_delete(rel, tid, cid, InvalidSnapshot, true, tmfd, false)
 #endif
 
 /*

@@ -444,7 +444,7 @@ DdlnWriteBit(Relation rel, TupleTableSlot *slot, int64 processed, int64 need,
 	bool		index;
 
 	if ((processed & need) == need)
-		return heap_delete(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false);
+		return DdlnHeapDelete(rel, &tid, cid, &tmfd);
 
 	/* the new version: a copy with the bits changed in place */
 	old = ExecFetchSlotHeapTuple(slot, false, &shouldfree);

@@ -71,6 +71,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 #include "utils/xid8.h"
 
 #include "common.h"
