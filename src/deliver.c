@@ -1495,6 +1495,206 @@ DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep,
 }
 
 /*
+ * One subscriber's turn, across its batches (DdlnDeliverSubscriberLoop):
+ * the batch size follows what the engine knows about failures.
+ */
+typedef struct DdlnTurn
+{
+	int32		id;
+	DdlnRoundResult *result;
+	DdlnFloor  *floorp;			/* committed: where the round's floor is */
+	int			limit;			/* the next batch's size */
+	int			isolating;		/* single-event batches still to run */
+	int64		budget;			/* events left for this turn */
+	int			ndead;			/* dead letters in the open transaction */
+	DdlnFloor	here;			/* as the open transaction sees it */
+	bool		reread;			/* the last batch lost a race at its bits */
+} DdlnTurn;
+
+/* What the turn does after a batch (or before one). */
+typedef enum DdlnStep
+{
+	DDLN_STEP_GO,				/* (DdlnTurnGate) a batch may start */
+	DDLN_STEP_NEXT,				/* another batch */
+	DDLN_STEP_DONE,				/* nothing more for now: return false */
+	DDLN_STEP_YIELD				/* the others' turn, more to do: return true */
+} DdlnStep;
+
+/*
+ * Before a batch: lock and read the subscriber, count a handler call the
+ * timeout ended, and say whether a batch may start: DDLN_STEP_GO, or
+ * DDLN_STEP_NEXT (a failure was recorded and committed: look again), or
+ * DDLN_STEP_DONE (not now: busy elsewhere, paused, in backoff).
+ */
+static DdlnStep
+DdlnTurnGate(DdlnTurn *t, DdlnSubscriber *sub)
+{
+	if (!DdlnLockSubscriber(t->id, sub))
+	{
+		t->result->busy++;
+		SPI_commit();
+		DdlnStartTransaction();
+		return DDLN_STEP_DONE;
+	}
+	switch (DdlnCountEndedCall(sub, t->result))
+	{
+		case 1:
+			return DDLN_STEP_NEXT;	/* now in backoff, or dead-lettered */
+		case -1:
+			return DDLN_STEP_DONE;	/* counted at its next turn */
+		default:
+			break;
+	}
+	if (!sub->enabled)
+	{
+		/* paused, or a restored row waiting for confirmation */
+		SPI_commit();
+		DdlnStartTransaction();
+		return DDLN_STEP_DONE;
+	}
+	if (!sub->due)
+	{
+		if (t->result->next_retry == 0 || sub->next_retry < t->result->next_retry)
+			t->result->next_retry = sub->next_retry;
+		SPI_commit();
+		DdlnStartTransaction();
+		return DDLN_STEP_DONE;
+	}
+	return DDLN_STEP_GO;
+}
+
+/*
+ * A handler failed (or the checked transition found a bit set): after a
+ * race lost at the bits, read again once; after a failure at event k > 0,
+ * one batch of the k events before it; else record the failure on the
+ * event (backoff, or a dead letter and on with the next event, alone).
+ */
+static DdlnStep
+DdlnAfterHandlerFailure(DdlnTurn *t, DdlnSubscriber *sub, DdlnBatch *batch)
+{
+	if (batch->mark_conflict && !t->reread)
+	{
+		/*
+		 * Someone else set processed bits of this batch while its handlers
+		 * ran: not the handlers' failure.  Roll it back (the handlers' work
+		 * too) and read again: what the other one handled is no longer
+		 * pending.
+		 */
+		ereport(WARNING,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("ddl_notify: %s", batch->error->message),
+				 errdetail("Subscriber \"%s\": the batch was rolled back and is read again; no failure is recorded.",
+						   sub->name)));
+		SPI_rollback();
+		DdlnStartTransaction();
+		t->ndead = 0;
+		t->here = *t->floorp;
+		t->reread = true;
+		return DDLN_STEP_NEXT;
+	}
+	if (batch->failed_index > 0)
+	{
+		/* hand over the events before the failing one first */
+		SPI_rollback();
+		DdlnStartTransaction();
+		t->ndead = 0;
+		t->here = *t->floorp;
+		t->limit = batch->failed_index;
+		return DDLN_STEP_NEXT;
+	}
+	if (DdlnRecordFailure(sub, &batch->failed, batch->error, t->result))
+	{
+		/*
+		 * Dead-lettered: go on with the next event, alone (if it fails too,
+		 * nothing else was read for nothing; if not, the batch after it is a
+		 * full one again), in the same transaction: a run of events that all
+		 * fail costs one commit per DDLN_DEAD_LETTERS_PER_XACT, not one each.
+		 */
+		t->here = batch->first;
+		t->limit = 1;
+		t->isolating = 0;
+		/* a failure costs a batch's worth of the turn */
+		t->budget -= ddln_batch_size;
+		if (++t->ndead >= DDLN_DEAD_LETTERS_PER_XACT || t->budget <= 0)
+		{
+			if (DdlnTryCommit() == NULL)
+				*t->floorp = t->here;
+			t->here = *t->floorp;
+			t->ndead = 0;
+		}
+		if (t->budget <= 0)
+			return DDLN_STEP_YIELD; /* the others' turn */
+		return DDLN_STEP_NEXT;
+	}
+	(void) DdlnTryCommit();
+	return DDLN_STEP_DONE;
+}
+
+/*
+ * A batch handled its events: COMMIT.  Only once it returned does the floor
+ * move and do the counts count (G3).  If COMMIT failed: with one event the
+ * culprit is known and its failure is recorded; with more, the next ones go
+ * one per transaction until it is found.
+ */
+static DdlnStep
+DdlnAfterBatchDone(DdlnTurn *t, DdlnSubscriber *sub, DdlnBatch *batch)
+{
+	ErrorData  *commit_error = DdlnTryCommit();
+
+	t->ndead = 0;
+	if (commit_error == NULL)
+	{
+		bool		drained = (batch->nevents < t->limit && !batch->full);
+
+		DdlnProgressCommitted(t->id, batch);
+		t->reread = false;
+		*t->floorp = t->here = batch->last;
+		t->result->delivered += batch->ncalls;
+		t->result->handled += batch->nevents;
+		/* a batch that filled its memory costs a full one */
+		t->budget -= batch->full ? Max(batch->nevents, ddln_batch_size) : batch->nevents;
+		if (t->isolating > 0)
+			t->isolating--;
+		if (drained && t->isolating == 0)
+			return DDLN_STEP_DONE;
+		t->limit = (t->isolating > 0) ? 1 : ddln_batch_size;
+		if (t->budget <= 0)
+			return DDLN_STEP_YIELD; /* the others' turn */
+		return DDLN_STEP_NEXT;
+	}
+	t->here = *t->floorp;
+
+	/*
+	 * COMMIT failed: the handlers' work and the bits are gone.  With one
+	 * event the culprit is known; with more, isolate.
+	 */
+	if (batch->nevents > 1)
+	{
+		t->isolating = batch->nevents;
+		t->limit = 1;
+		return DDLN_STEP_NEXT;
+	}
+	if (DdlnLockSubscriber(t->id, sub))
+	{
+		bool		dead = DdlnRecordFailure(sub, &batch->first, commit_error, t->result);
+
+		if (DdlnTryCommit() == NULL && dead)
+			*t->floorp = t->here = batch->first;
+		if (dead)
+		{
+			t->limit = ddln_batch_size;
+			return DDLN_STEP_NEXT;
+		}
+	}
+	else
+	{
+		SPI_commit();
+		DdlnStartTransaction();
+	}
+	return DDLN_STEP_DONE;
+}
+
+/*
  * The batch size follows what the engine knows about failures: full batches
  * while all goes well; after a handler failed at event k, one batch of the k
  * events before it, then full batches again (the failing event now comes
@@ -1505,56 +1705,35 @@ static bool
 DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 						  MemoryContext batchcxt, DdlnFloor *floorp)
 {
-	int			limit = ddln_batch_size;
-	int			isolating = 0;	/* single-event batches still to run */
-	int64		budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
-	int			ndead = 0;		/* dead letters in the open transaction */
-	DdlnFloor	here = *floorp; /* as the open transaction sees it */
-	bool		reread = false; /* the last batch lost a race at its bits */
+	DdlnTurn	t;
+
+	t.id = id;
+	t.result = result;
+	t.floorp = floorp;
+	t.limit = ddln_batch_size;
+	t.isolating = 0;
+	t.budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
+	t.ndead = 0;
+	t.here = *floorp;
+	t.reread = false;
 
 	for (;;)
 	{
 		DdlnSubscriber sub;
 		DdlnBatch	batch;
-		ErrorData  *commit_error;
+		DdlnStep	step;
 
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextReset(batchcxt);
 		MemoryContextSwitchTo(batchcxt);
 
-		if (!DdlnLockSubscriber(id, &sub))
-		{
-			result->busy++;
-			SPI_commit();
-			DdlnStartTransaction();
+		step = DdlnTurnGate(&t, &sub);
+		if (step == DDLN_STEP_NEXT)
+			continue;
+		if (step == DDLN_STEP_DONE)
 			return false;
-		}
-		switch (DdlnCountEndedCall(&sub, result))
-		{
-			case 1:
-				continue;		/* now in backoff, or dead-lettered */
-			case -1:
-				return false;	/* counted at its next turn */
-			default:
-				break;
-		}
-		if (!sub.enabled)
-		{
-			/* paused, or a restored row waiting for confirmation */
-			SPI_commit();
-			DdlnStartTransaction();
-			return false;
-		}
-		if (!sub.due)
-		{
-			if (result->next_retry == 0 || sub.next_retry < result->next_retry)
-				result->next_retry = sub.next_retry;
-			SPI_commit();
-			DdlnStartTransaction();
-			return false;
-		}
 
-		DdlnRunBatch(&sub, limit, &here, &batch);
+		DdlnRunBatch(&sub, t.limit, &t.here, &batch);
 
 		switch (batch.status)
 		{
@@ -1575,121 +1754,17 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				return false;
 
 			case DDLN_BATCH_HANDLER_FAILED:
-				if (batch.mark_conflict && !reread)
-				{
-					/*
-					 * Someone else set processed bits of this batch while
-					 * its handlers ran: not the handlers' failure.  Roll it
-					 * back (the handlers' work too) and read again: what the
-					 * other one handled is no longer pending.
-					 */
-					ereport(WARNING,
-							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-							 errmsg("ddl_notify: %s", batch.error->message),
-							 errdetail("Subscriber \"%s\": the batch was rolled back and is read again; no failure is recorded.",
-									   sub.name)));
-					SPI_rollback();
-					DdlnStartTransaction();
-					ndead = 0;
-					here = *floorp;
-					reread = true;
-					continue;
-				}
-				if (batch.failed_index > 0)
-				{
-					/* hand over the events before the failing one first */
-					SPI_rollback();
-					DdlnStartTransaction();
-					ndead = 0;
-					here = *floorp;
-					limit = batch.failed_index;
-					continue;
-				}
-				if (DdlnRecordFailure(&sub, &batch.failed, batch.error, result))
-				{
-					/*
-					 * Dead-lettered: go on with the next event, alone (if it
-					 * fails too, nothing else was read for nothing; if not,
-					 * the batch after it is a full one again), in the same
-					 * transaction: a run of events that all fail costs one
-					 * commit per DDLN_DEAD_LETTERS_PER_XACT, not one each.
-					 */
-					here = batch.first;
-					limit = 1;
-					isolating = 0;
-					/* a failure costs a batch's worth of the turn */
-					budget -= ddln_batch_size;
-					if (++ndead >= DDLN_DEAD_LETTERS_PER_XACT || budget <= 0)
-					{
-						if (DdlnTryCommit() == NULL)
-							*floorp = here;
-						here = *floorp;
-						ndead = 0;
-					}
-					if (budget <= 0)
-						return true;	/* the others' turn */
-					continue;
-				}
-				(void) DdlnTryCommit();
-				return false;
+				step = DdlnAfterHandlerFailure(&t, &sub, &batch);
+				break;
 
 			case DDLN_BATCH_DONE:
-				commit_error = DdlnTryCommit();
-				ndead = 0;
-				if (commit_error == NULL)
-				{
-					bool		drained = (batch.nevents < limit && !batch.full);
-
-					DdlnProgressCommitted(id, &batch);
-
-					reread = false;
-
-					*floorp = here = batch.last;
-					result->delivered += batch.ncalls;
-					result->handled += batch.nevents;
-					/* a batch that filled its memory costs a full one */
-					budget -= batch.full ? Max(batch.nevents, ddln_batch_size) : batch.nevents;
-					if (isolating > 0)
-						isolating--;
-					if (drained && isolating == 0)
-						return false;
-					limit = (isolating > 0) ? 1 : ddln_batch_size;
-					if (budget <= 0)
-						return true;	/* the others' turn */
-					continue;
-				}
-				here = *floorp;
-
-				/*
-				 * COMMIT failed: the handlers' work and the bits are gone.
-				 * With one event the culprit is known; with more, isolate.
-				 */
-				if (batch.nevents > 1)
-				{
-					isolating = batch.nevents;
-					limit = 1;
-					continue;
-				}
-				if (DdlnLockSubscriber(id, &sub))
-				{
-					bool		dead = DdlnRecordFailure(&sub, &batch.first,
-														 commit_error, result);
-
-					if (DdlnTryCommit() == NULL && dead)
-						*floorp = here = batch.first;
-					if (dead)
-					{
-						limit = ddln_batch_size;
-						continue;
-					}
-				}
-				else
-				{
-					SPI_commit();
-					DdlnStartTransaction();
-				}
-				return false;
+				step = DdlnAfterBatchDone(&t, &sub, &batch);
+				break;
 		}
+		if (step == DDLN_STEP_DONE)
+			return false;
+		if (step == DDLN_STEP_YIELD)
+			return true;
 	}
 }
 
