@@ -390,6 +390,10 @@ typedef struct DdlnBatch
 	DdlnBatchStatus status;
 	int			nevents;		/* events read */
 	int			ncalls;			/* handler calls made */
+	int64		nfiltered;		/* events its filters left out */
+	int64		nsuppressed[DDLN_SUPPRESS_HOPS + 1];	/* kept back by the chain
+														 * rule, by
+														 * DdlnSuppressed */
 	int			failed_index;
 	DdlnEventKey failed;		/* the event at failed_index */
 	DdlnEventKey first;			/* the first event read */
@@ -999,9 +1003,10 @@ DdlnMayReadQuery(Oid role)
  * Either way they count only if the batch commits.
  */
 static void
-DdlnRecordSuccess(DdlnSubscriber *sub, DdlnBatch *batch, int64 nfiltered,
-				  const int64 *nsuppressed)
+DdlnRecordSuccess(DdlnSubscriber *sub, DdlnBatch *batch)
 {
+	int64		nfiltered = batch->nfiltered;
+	const int64 *nsuppressed = batch->nsuppressed;
 	Datum		sv[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	int64		nloop = nsuppressed[DDLN_SUPPRESS_ECHO] +
@@ -1115,6 +1120,91 @@ DdlnCheckCallable(DdlnSubscriber *sub)
 }
 
 /*
+ * Protocol step 3, in the batch's subtransaction: call the handler for each
+ * wanted event, count those filtered out or kept back by the chain rule.
+ * "*current" is the event being handed over, for the caller's PG_CATCH.
+ */
+static void
+DdlnCallHandlers(DdlnSubscriber *sub, const DdlnFetched *fetched, DdlnBatch *batch,
+				 volatile int *current)
+{
+	FmgrInfo	flinfo;
+	int			batch_nestlevel;
+
+	DdlnCheckCallable(sub);
+	fmgr_info(sub->handler, &flinfo);
+	DdlnConstraintsImmediate();
+
+	/*
+	 * The handlers' search_path, set once for the batch: each call restores
+	 * it with every other setting the handler changed (DdlnCallHandler); a
+	 * failure's subtransaction abort undoes it.
+	 */
+	batch_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+
+	for (int i = 0; i < fetched->n; i++)
+	{
+		*current = i;
+		CHECK_FOR_INTERRUPTS();
+		if (!fetched->wanted[i])
+		{
+			if (fetched->suppressed[i] != DDLN_DELIVER)
+				batch->nsuppressed[fetched->suppressed[i]]++;
+			else
+				batch->nfiltered++;
+			continue;
+		}
+		DdlnCallHandler(sub, &flinfo, fetched->rows[i], &fetched->keys[i],
+						fetched->chains[i]);
+		batch->ncalls++;
+	}
+	AtEOXact_GUC(false, batch_nestlevel);
+}
+
+/*
+ * A batch's subtransaction failed at event "current" (n: while setting the
+ * bits) with "edata", an error that is not the deliverer's own: how
+ * (DdlnBatchStatus), and on which event.
+ */
+static void
+DdlnBatchFailed(DdlnSubscriber *sub, DdlnBatch *batch, const DdlnFetched *fetched,
+				int current, ErrorData *edata)
+{
+	int			n = fetched->n;
+
+	if (current == n && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+	{
+		/*
+		 * Setting the bits waited past ddl_notify.lock_timeout for rows
+		 * another transaction holds: not the handler's failure.
+		 */
+		batch->status = DDLN_BATCH_LOCKED;
+	}
+	else
+	{
+		if (ddln_handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
+									  sub->name, ddln_handler_timeout);
+		batch->status = DDLN_BATCH_HANDLER_FAILED;
+
+		/*
+		 * current == n: every handler returned, the bits were being set.
+		 * DdlnMarkHandled's checked transition says 40001 when one was
+		 * set already; anything else there is a failure like any other.
+		 */
+		batch->mark_conflict = (current == n &&
+								edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE);
+		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
+		batch->failed = fetched->keys[batch->failed_index];
+	}
+	ddln_handler_timed_out = false;
+	batch->error = edata;
+}
+
+/*
  * Read up to "limit" pending events of the subscriber and hand them over in a
  * subtransaction.  The caller holds the subscriber's lock and commits.
  */
@@ -1124,9 +1214,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 {
 	DdlnFetched fetched;
 	int			n;
-	volatile int64 nfiltered = 0;
-	volatile int64 nsuppressed[DDLN_SUPPRESS_HOPS + 1] = {0};	/* by DdlnSuppressed */
-	volatile int current = -1;
+	volatile int current = -1;	/* the event being handed over, n: the bits */
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 
@@ -1153,40 +1241,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
-		FmgrInfo	flinfo;
-		int			batch_nestlevel;
-
-		DdlnCheckCallable(sub);
-		fmgr_info(sub->handler, &flinfo);
-		DdlnConstraintsImmediate();
-
-		/*
-		 * The handlers' search_path, set once for the batch: each call
-		 * restores it with every other setting the handler changed
-		 * (DdlnCallHandler); a failure's subtransaction abort undoes it.
-		 */
-		batch_nestlevel = NewGUCNestLevel();
-		(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
-
-		for (int i = 0; i < n; i++)
-		{
-			current = i;
-			CHECK_FOR_INTERRUPTS();
-			if (!fetched.wanted[i])
-			{
-				if (fetched.suppressed[i] != DDLN_DELIVER)
-					nsuppressed[fetched.suppressed[i]]++;
-				else
-					nfiltered++;
-				continue;
-			}
-			DdlnCallHandler(sub, &flinfo, fetched.rows[i], &fetched.keys[i],
-							fetched.chains[i]);
-			batch->ncalls++;
-		}
-		AtEOXact_GUC(false, batch_nestlevel);
+		DdlnCallHandlers(sub, &fetched, batch, &current);
 		current = n;			/* past the handlers: the bits */
 		DdlnMarkHandledAt(sub->name, sub->slot, fetched.keys, fetched.tids, n);
 		ReleaseCurrentSubTransaction();
@@ -1215,44 +1270,12 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		if (DdlnErrorIsDeliverers(edata))
 			ReThrowError(edata);
 
-		if (current == n && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
-		{
-			/*
-			 * Setting the bits waited past ddl_notify.lock_timeout for rows
-			 * another transaction holds: not the handler's failure.
-			 */
-			batch->status = DDLN_BATCH_LOCKED;
-		}
-		else
-		{
-			if (ddln_handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
-				edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
-										  sub->name, ddln_handler_timeout);
-			batch->status = DDLN_BATCH_HANDLER_FAILED;
-
-			/*
-			 * current == n: every handler returned, the bits were being set.
-			 * DdlnMarkHandled's checked transition says 40001 when one was
-			 * set already; anything else there is a failure like any other.
-			 */
-			batch->mark_conflict = (current == n &&
-									edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE);
-			batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
-			batch->failed = fetched.keys[batch->failed_index];
-		}
-		ddln_handler_timed_out = false;
-		batch->error = edata;
+		DdlnBatchFailed(sub, batch, &fetched, current, edata);
 	}
 	PG_END_TRY();
 
 	if (batch->status == DDLN_BATCH_DONE)
-	{
-		int64		counts[DDLN_SUPPRESS_HOPS + 1];
-
-		for (int i = 0; i <= DDLN_SUPPRESS_HOPS; i++)
-			counts[i] = nsuppressed[i];
-		DdlnRecordSuccess(sub, batch, nfiltered, counts);
-	}
+		DdlnRecordSuccess(sub, batch);
 }
 
 /*
