@@ -37,10 +37,13 @@
  *	  handled without a call; the latter are counted in loop_suppressed.
  * 4. In the same subtransaction it sets the processed bits with a checked
  *	  transition (the bit must have been clear; rows locked in id order) and
- *	  deletes the rows every subscriber has now handled.
+ *	  deletes the rows every subscriber has now handled: written to the heap
+ *	  by fetch.c (DdlnSetProcessedBits), no SQL.
  * 5. COMMIT.  Only now does anything outside the database change: counters
- *	  in the round result, the worker's belief that work was done.  Nothing
- *	  in memory describes an event as handled before COMMIT returned (G3).
+ *	  in the round result and in shared memory (progress.c: the subscriber's
+ *	  delivered, filtered, last event, between writes of its row), the
+ *	  worker's belief that work was done.  Nothing in memory describes an
+ *	  event as handled before COMMIT returned (G3).
  *
  * Failures: a handler error at event k rolls the subtransaction back.  If
  * k > 0 the first k events are redelivered in a batch of their own; the

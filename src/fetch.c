@@ -1,13 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * fetch.c
- *	  The delivery engine's read of a subscriber's pending events (step 2 of
- *	  the protocol in deliver.c's header): which events, in which order, and
- *	  how much of them one batch holds.
+ *	  The delivery engine's direct access to the queue: the read of a
+ *	  subscriber's pending events (step 2 of the protocol in deliver.c's
+ *	  header): which events, in which order, and how much of them one batch
+ *	  holds; and the writes of step 4: the processed bits, and the deletes of
+ *	  rows nobody needs any more (DdlnSetProcessedBits).
  *
  * Rules kept here:
  * - Called by deliver.c only, inside the batch's transaction, after the
- *	 subscriber's row was locked; it reads, and writes nothing.
+ *	 subscriber's row was locked.  DdlnFetch reads and writes nothing;
+ *	 DdlnSetProcessedBits writes as SQL's UPDATE and DELETE would under READ
+ *	 COMMITTED (each row's current version, a concurrent writer waited for
+ *	 up to lock_timeout, rows taken in id order), a checked transition: a
+ *	 bit already set is not counted, and the caller refuses to commit then.
  * - Pending means: the subscriber's processed bit clear, and the event's
  *	 transaction not visible in the subscription snapshot (nor the
  *	 subscribing transaction itself): ddl_notify.is_pending() said in C.
