@@ -70,7 +70,9 @@ REVOKE EXECUTE ON FUNCTION h_log(ddl_notify.event), h_log2(ddl_notify.event) FRO
 -- 1. Nothing for PUBLIC
 --
 -- What PUBLIC may do on the extension's objects: only the pure helper
--- is_pending() is executable; no table, no schema, no API function.
+-- is_pending() and subscriber_progress() (the delivery counters
+-- subscriber_status adds, which answer only a role that may read that
+-- view) are executable; no table, no schema, no API function.
 SELECT c.relname FROM pg_class c
 WHERE c.relnamespace = 'ddl_notify'::regnamespace AND c.relkind IN ('r', 'v', 'S')
   AND has_table_privilege('public', c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER')
@@ -104,6 +106,7 @@ SELECT ddl_notify.skip('nobody_sub', :pub_t1_event);
 CALL ddl_notify.deliver();
 SELECT ddl_notify.wait_for_delivery('1 second');
 SELECT ddl_notify.delivery_status();
+SELECT count(*) FROM ddl_notify.subscriber_progress();
 RESET ROLE;
 SELECT count(*) AS subscribers FROM ddl_notify.subscriber;
 SELECT count(*) AS pub_t1_event_kept FROM ddl_notify.event WHERE id = :pub_t1_event;

@@ -410,17 +410,33 @@ LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_worker_pool';
 COMMENT ON FUNCTION ddl_notify.worker_pool() IS
 	'the delivery worker pool, cluster-wide: one row per worker (starting, delivering, idle, exiting) and per database queued for one or waiting for a retry time';
 
+CREATE FUNCTION ddl_notify.subscriber_progress(
+	OUT id integer, OUT delivered bigint, OUT filtered bigint, OUT loop_suppressed bigint,
+	OUT last_event_id bigint, OUT last_delivered_at timestamptz,
+	OUT created_at timestamptz, OUT pending bigint, OUT oldest_pending_id bigint,
+	OUT oldest_pending_at timestamptz, OUT pending_estimated boolean)
+RETURNS SETOF record
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_subscriber_progress';
+
+COMMENT ON FUNCTION ddl_notify.subscriber_progress() IS
+	'per subscriber: delivery counters not yet written to its row (kept in shared memory between writes) and its pending events (estimated from a sample of the queue once it passes 16 MB), for subscriber_status; answers only roles that may read subscriber_status';
+
 CREATE VIEW ddl_notify.subscriber_status AS
 SELECT s.name,
 	   s.handler_oid::pg_catalog.regprocedure AS handler,
 	   s.owner::regrole AS owner,
-	   p.pending,
-	   p.oldest_pending_id,
-	   p.oldest_pending_at,
-	   s.delivered,
-	   s.filtered,
-	   s.last_event_id,
-	   s.last_delivered_at,
+	   c.pending,
+	   c.oldest_pending_id,
+	   c.oldest_pending_at,
+	   s.delivered OPERATOR(pg_catalog.+) COALESCE(c.delivered, 0) AS delivered,
+	   s.filtered OPERATOR(pg_catalog.+) COALESCE(c.filtered, 0) AS filtered,
+	   -- the later of the row's and shared memory's (two deliverers may
+	   -- take turns: one's count can arrive after the other's went to the row)
+	   CASE WHEN c.last_delivered_at OPERATOR(pg_catalog.>) s.last_delivered_at
+				 OR s.last_delivered_at IS NULL
+			THEN COALESCE(c.last_event_id, s.last_event_id)
+			ELSE s.last_event_id END AS last_event_id,
+	   GREATEST(c.last_delivered_at, s.last_delivered_at) AS last_delivered_at,
 	   s.attempts,
 	   s.failing_event,
 	   -- another role's error text only for its members, superusers and
@@ -448,16 +464,12 @@ SELECT s.name,
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 AND s.max_attempts IS NOT NULL THEN 'dead-lettering'
 			WHEN s.attempts OPERATOR(pg_catalog.>) 0 THEN 'failing'
 			ELSE 'active' END AS state,
-	   pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending_at AS lag,
-	   s.loop_suppressed
+	   pg_catalog.now() OPERATOR(pg_catalog.-) c.oldest_pending_at AS lag,
+	   s.loop_suppressed OPERATOR(pg_catalog.+) COALESCE(c.loop_suppressed, 0) AS loop_suppressed,
+	   c.pending_estimated
 FROM ddl_notify.subscriber s
-CROSS JOIN LATERAL (
-	SELECT pg_catalog.count(*) AS pending,
-		   pg_catalog.min(e.id) AS oldest_pending_id,
-		   pg_catalog.min(e.occurred_at) AS oldest_pending_at
-	FROM ddl_notify.event e
-	WHERE ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid)
-) p;
+LEFT JOIN ddl_notify.subscriber_progress() c
+	   ON c.id OPERATOR(pg_catalog.=) s.id AND c.created_at OPERATOR(pg_catalog.=) s.created_at;
 
 COMMENT ON VIEW ddl_notify.subscriber_status IS
 	'one row per subscriber: state (active, paused, failing, dead-lettering, unconfirmed), pending events, delivery progress, last error, attempts and next retry';
@@ -479,6 +491,9 @@ REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_end() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_sql_drop() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_table_rewrite() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.subscriber_restore() FROM PUBLIC;
+-- subscriber_progress() stays executable by PUBLIC, as is_pending(): the
+-- view calls it with its reader's rights, and it answers only a role that
+-- may read the view (src/progress.c)
 
 -- Event triggers last: nothing above is recorded.
 CREATE EVENT TRIGGER ddl_notify_ddl_command_end ON ddl_command_end

@@ -51,7 +51,10 @@
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
  *	  fetch.c		for the engine: the read of a subscriber's pending events
- *					(two index walks, no SQL); engine.h holds their types
+ *					(two index walks, no SQL) and the writes of processed
+ *					bits and deletes (heap, no SQL); engine.h holds their types
+ *	  progress.c	for the engine: the subscribers' delivery counters in
+ *					shared memory between writes of their rows
  *	  failure.c		for the engine: whose error a failed handler call
  *					raised, and the capped copy of it the engine keeps
  *	  binding.c		handlers and owners by OID and by name (pg_upgrade,
@@ -310,6 +313,8 @@ typedef struct DdlnEndedCall
 } DdlnEndedCall;
 
 extern void DdlnWorkerShmemRequest(void);
+/* progress.c (its other functions: engine.h) */
+extern void DdlnProgressShmemRequest(void);
 extern bool DdlnKeepEndedCall(const DdlnEndedCall *call);
 extern bool DdlnTakeEndedCall(Oid dboid, int32 subscriber, DdlnEndedCall *call);
 extern void DdlnForgetEndedCalls(Oid dboid, const int32 *subscribers, int n);

@@ -25,6 +25,8 @@
 #ifndef DDLN_COMPAT_H
 #define DDLN_COMPAT_H
 
+#include "access/heapam.h"
+
 /*
  * ALTER TABLE subcommand kinds (nodes/parsenodes.h, AlterTableType) that
  * exist in some versions only.  Each macro is the case labels of one kind
@@ -116,6 +118,55 @@
 #else
 #define DdlnIndexBeginScan(heap, index, snap, nkeys, norderbys) \
 	index_beginscan(heap, index, snap, nkeys, norderbys)
+#endif
+
+/*
+ * Update or delete a row (access/heapam.h's heap_update, heap_delete),
+ * waiting for a concurrent writer, no crosscheck snapshot; "*index" says
+ * whether the new version's index entries must be inserted (not a heap-only
+ * tuple).  16 returned that as TU_UpdateIndexes instead of leaving it to
+ * HeapTupleIsHeapOnly(); TU_Summarizing (only summarizing indexes, such as
+ * BRIN, need the entry) is taken as "none": ddl_notify's tables have none.
+ * 19 added the options (TABLE_UPDATE_*, TABLE_DELETE_*; 0: as before) and
+ * moved heap_delete's changingPart into them.
+ */
+#if PG_VERSION_NUM >= 160000
+static inline TM_Result
+DdlnHeapUpdate(Relation rel, ItemPointer otid, HeapTuple tup, CommandId cid,
+			   TM_FailureData *tmfd, bool *index)
+{
+	LockTupleMode lockmode;
+	TU_UpdateIndexes update_indexes = TU_None;
+#if PG_VERSION_NUM >= 190000
+	TM_Result	result = heap_update(rel, otid, tup, cid, 0, InvalidSnapshot, true,
+									 tmfd, &lockmode, &update_indexes);
+#else
+	TM_Result	result = heap_update(rel, otid, tup, cid, InvalidSnapshot, true,
+									 tmfd, &lockmode, &update_indexes);
+#endif
+
+	*index = (result == TM_Ok && update_indexes == TU_All);
+	return result;
+}
+#else
+static inline TM_Result
+DdlnHeapUpdate(Relation rel, ItemPointer otid, HeapTuple tup, CommandId cid,
+			   TM_FailureData *tmfd, bool *index)
+{
+	LockTupleMode lockmode;
+	TM_Result	result = heap_update(rel, otid, tup, cid, InvalidSnapshot, true,
+									 tmfd, &lockmode);
+
+	*index = (result == TM_Ok && !HeapTupleIsHeapOnly(tup));
+	return result;
+}
+#endif
+#if PG_VERSION_NUM >= 190000
+#define DdlnHeapDelete(rel, tid, cid, tmfd) \
+	heap_delete(rel, tid, cid, 0, InvalidSnapshot, true, tmfd)
+#else
+#define DdlnHeapDelete(rel, tid, cid, tmfd) \
+	heap_delete(rel, tid, cid, InvalidSnapshot, true, tmfd, false)
 #endif
 
 /*

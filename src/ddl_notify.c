@@ -165,6 +165,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		DdlnWorkerShmemRequest();
+		DdlnProgressShmemRequest();
 		/* nothing delivers while pg_upgrade runs the server (G13) */
 		if (!IsBinaryUpgrade)
 			DdlnRegisterLauncher();

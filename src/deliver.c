@@ -37,10 +37,13 @@
  *	  handled without a call; the latter are counted in loop_suppressed.
  * 4. In the same subtransaction it sets the processed bits with a checked
  *	  transition (the bit must have been clear; rows locked in id order) and
- *	  deletes the rows every subscriber has now handled.
+ *	  deletes the rows every subscriber has now handled: written to the heap
+ *	  by fetch.c (DdlnSetProcessedBits), no SQL.
  * 5. COMMIT.  Only now does anything outside the database change: counters
- *	  in the round result, the worker's belief that work was done.  Nothing
- *	  in memory describes an event as handled before COMMIT returned (G3).
+ *	  in the round result and in shared memory (progress.c: the subscriber's
+ *	  delivered, filtered, last event, between writes of its row), the
+ *	  worker's belief that work was done.  Nothing in memory describes an
+ *	  event as handled before COMMIT returned (G3).
  *
  * Failures: a handler error at event k rolls the subtransaction back.  If
  * k > 0 the first k events are redelivered in a batch of their own; the
@@ -133,6 +136,9 @@
 
 PG_FUNCTION_INFO_V1(ddl_notify_deliver);
 
+static void DdlnMarkHandledAt(const char *subname, int32 slot, const DdlnEventKey *events,
+							  const ItemPointerData *tids, int n);
+
 /* set by a pool worker: true ends a round that has work left (result.more) */
 bool		(*ddln_round_yield_hook) (void) = NULL;
 
@@ -172,7 +178,11 @@ static DdlnQuery q_lock_subscriber = {
 	"       s.start_snapshot, s.start_xid, "
 	"       s.command_tags, s.object_types, s.schemas, s.echo, "
 	"       s.resolved_in IS NOT DISTINCT FROM $2, "
-	"       s.enabled AND s.confirmed "
+	"       s.enabled AND s.confirmed, "
+	"       (s.attempts OPERATOR(pg_catalog.<>) 0 OR s.failing_event IS NOT NULL "
+	"        OR s.next_retry_at IS NOT NULL OR s.last_error IS NOT NULL "
+	"        OR s.last_error_sqlstate IS NOT NULL), "
+	"       s.created_at "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	2, {INT4OID, INT8OID}
@@ -186,72 +196,27 @@ static DdlnQuery q_lock_subscriber_010 = {
 	"       NULL::pg_catalog.text, NULL::pg_catalog.name, "
 	"       s.start_snapshot, s.start_xid, "
 	"       s.command_tags, s.object_types, s.schemas, s.echo, "
-	"       true, true "
+	"       true, true, true, s.created_at "
 	"FROM ddl_notify.subscriber s WHERE s.id = $1 "
 	"FOR UPDATE OF s SKIP LOCKED",
 	1, {INT4OID}
 };
 
 /*
- * The events come sorted by id, and the join walks them in that order with
- * one index lookup each: rows are locked in id order by every deliverer,
- * whatever the size of the table, so two deliverers of different subscribers
- * never deadlock on them.
+ * Protocol step 4 is written to the heap directly (fetch.c,
+ * DdlnSetProcessedBits): the events sorted by id, one event_xid lookup
+ * each by (xid, id), so rows are taken in id order by every deliverer,
+ * whatever the size of the table (two deliverers of different subscribers
+ * never deadlock on them), and no plan, generic or not, can read the queue
+ * another way.
  *
- * Plans independent of the statistics: these plans are generic and kept for
- * the life of a backend, and autovacuum analyzes a drained queue, so a plan
- * may be made while the statistics say the queue is empty and then run on
- * a queue of millions.  Each event is named by its xid and its id, so that
- * event_xid (xid, id) is an exact lookup; and the xid is written "= ANY
- * (ARRAY[u.xid])", a clause that is no join equivalence, so that the
- * planner has no way to read event but that lookup (seq scans are disabled,
- * see DdlnBeginSafe; no index starts with id): no merge or hash join, and no
- * nested loop that walks the whole index with the event list inside it.
- * Written "e.id = u.id AND e.xid = u.xid", a plan made with empty
- * statistics did exactly that, for each batch: one transaction of 16k
- * events took 38 s to drain instead of 0.45 s (test/t/043_plan_shapes.pl
- * shows each statement's plan under both).
- *
- * "need" ($3) is, per event, the mask of the slots of the subscribers for
- * which its transaction is past the subscription point: is_pending() without
- * the processed bit, computed by DdlnMarkHandled once per batch.  An event
- * is complete when every bit of its mask is set; no statement reads the
- * subscriber table per event, so the cost of a delivery does not grow with
- * the number of subscribers.
+ * "need" is, per event, the mask of the slots of the subscribers for which
+ * its transaction is past the subscription point: is_pending() without the
+ * processed bit, computed by DdlnMarkHandled once per batch.  An event is
+ * complete when every bit of its mask is set; nothing reads the subscriber
+ * table per event, so the cost of a delivery does not grow with the number
+ * of subscribers.
  */
-#define DDLN_EVENTS_JOIN \
-	"ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, xid, need) " \
-	"WHERE e.xid OPERATOR(pg_catalog.=) ANY (ARRAY[u.xid]) " \
-	"  AND e.id OPERATOR(pg_catalog.=) u.id "
-
-#define DDLN_EVENTS_TYPES	{INT8ARRAYOID, XID8ARRAYOID, INT8ARRAYOID, INT4OID}
-
-static DdlnQuery q_mark = {
-	"UPDATE ddl_notify.event e "
-	"SET processed = e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $4) "
-	"FROM " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $4)) OPERATOR(pg_catalog.=) 0",
-	4, DDLN_EVENTS_TYPES
-};
-
-/* my bit clear, and every other bit the event needs set */
-static DdlnQuery q_delete_last = {
-	"DELETE FROM ddl_notify.event e "
-	"USING " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $4)) OPERATOR(pg_catalog.=) 0 "
-	"  AND ((e.processed OPERATOR(pg_catalog.|) (1::bigint OPERATOR(pg_catalog.<<) $4)) "
-	"       OPERATOR(pg_catalog.&) u.need) OPERATOR(pg_catalog.=) u.need "
-	"RETURNING e.id",
-	4, DDLN_EVENTS_TYPES
-};
-
-static DdlnQuery q_delete_done = {
-	"DELETE FROM ddl_notify.event e "
-	"USING " DDLN_EVENTS_JOIN
-	"  AND (e.processed OPERATOR(pg_catalog.&) u.need) OPERATOR(pg_catalog.=) u.need "
-	"RETURNING e.id",
-	4, DDLN_EVENTS_TYPES
-};
 
 /*
  * The subscription points, read once per DdlnMarkHandled(): who may still
@@ -333,6 +298,24 @@ static DdlnQuery q_success = {
 	4, {INT4OID, INT8OID, INT8OID, INT8OID}
 };
 
+/*
+ * The counters shared memory held ($2-$4, $5-$6: NULL for none newer than
+ * the row's) plus the batch's, moved into the row (progress.c), with the
+ * reset of a failure's state that q_success makes.  0.2.0's table.
+ */
+static DdlnQuery q_move_progress = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  delivered = delivered OPERATOR(pg_catalog.+) $2, "
+	"  filtered = filtered OPERATOR(pg_catalog.+) $3, "
+	"  loop_suppressed = loop_suppressed OPERATOR(pg_catalog.+) $4, "
+	"  last_event_id = COALESCE($5, last_event_id), "
+	"  last_delivered_at = COALESCE($6, last_delivered_at), "
+	"  attempts = 0, failing_event = NULL, next_retry_at = NULL, "
+	"  last_error = NULL, last_error_sqlstate = NULL "
+	"WHERE id = $1",
+	6, {INT4OID, INT8OID, INT8OID, INT8OID, INT8OID, TIMESTAMPTZOID}
+};
+
 /* events not delivered by the chain rule (G12, fetch.c), since 0.2.0 */
 static DdlnQuery q_loop_suppressed = {
 	"UPDATE ddl_notify.subscriber SET "
@@ -410,6 +393,10 @@ typedef struct DdlnBatch
 	DdlnBatchStatus status;
 	int			nevents;		/* events read */
 	int			ncalls;			/* handler calls made */
+	int64		nfiltered;		/* events its filters left out */
+	int64		nsuppressed[DDLN_SUPPRESS_HOPS + 1];	/* kept back by the chain
+														 * rule, by
+														 * DdlnSuppressed */
 	int			failed_index;
 	DdlnEventKey failed;		/* the event at failed_index */
 	DdlnEventKey first;			/* the first event read */
@@ -419,6 +406,12 @@ typedef struct DdlnBatch
 	bool		mark_conflict;	/* handlers ran, then the checked transition
 								 * found a bit already set */
 	ErrorData  *error;
+	/* the counters, for after COMMIT (progress.c) */
+	bool		add_progress;	/* add "progress" to shared memory */
+	bool		moved_progress; /* "moved" went into the row */
+	DdlnProgress progress;
+	DdlnProgress moved;
+	TimestampTz created_at;		/* the subscriber's, the entry's key */
 } DdlnBatch;
 
 /*
@@ -463,31 +456,6 @@ DdlnCompareEventId(const void *a, const void *b)
 							&((const DdlnEventKey *) b)->id);
 }
 
-/*
- * The ids ($1), xids ($2) and needed masks ($3) of events, as the engine's
- * statements take them; "need" may be NULL (no mask: zeros).
- */
-static void
-DdlnEventArrays(const DdlnEventKey *events, const int64 *need, int n, Datum *values)
-{
-	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *xids = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *needs = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-	{
-		ids[i] = Int64GetDatum(events[i].id);
-		xids[i] = FullTransactionIdGetDatum(events[i].xid);
-		needs[i] = Int64GetDatum(need != NULL ? need[i] : 0);
-	}
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64),
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[1] = PointerGetDatum(construct_array(xids, n, XID8OID, sizeof(uint64),
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[2] = PointerGetDatum(construct_array(needs, n, INT8OID, sizeof(int64),
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 /* Prepare one of the engine's statements, once per backend. */
 static SPIPlanPtr
 DdlnPlan(DdlnQuery *q)
@@ -515,6 +483,26 @@ DdlnPlan(DdlnQuery *q)
 }
 
 /*
+ * No write of the engine waits unboundedly for a lock another transaction
+ * holds (a user's skip() left open, say): past ddl_notify.lock_timeout it
+ * fails with 55P03, which the engine takes as "try this subscriber later".
+ * Set at the caller's GUC nest level, and undone with it.  Only in a
+ * delivery round: skip() and unsubscribe() wait as the user's statements do.
+ */
+static void
+DdlnSetEngineLockTimeout(void)
+{
+	char		lock_timeout[32];
+
+	if (!in_delivery_round)
+		return;
+	snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
+	(void) set_config_option("lock_timeout", lock_timeout,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+/*
  * Run one of the engine's statements as the extension's owner, with a plan
  * prepared once per backend.
  */
@@ -525,23 +513,9 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
 	int			rc;
 	bool		pushed = false;
 	MemoryContext cxt = CurrentMemoryContext;
-	char		lock_timeout[32];
 
 	DdlnBeginSafe(&safe);
-
-	/*
-	 * No statement of the engine waits unboundedly for a lock another
-	 * transaction holds (a user's skip() left open, say): past
-	 * ddl_notify.lock_timeout it fails with 55P03, which the engine takes as
-	 * "try this subscriber later".  Undone with the other settings.
-	 */
-	if (in_delivery_round)
-	{
-		snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
-		(void) set_config_option("lock_timeout", lock_timeout,
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
-	}
+	DdlnSetEngineLockTimeout();
 
 	/*
 	 * Between SPI_commit() and the next statement there is no active
@@ -655,88 +629,81 @@ DdlnNoteGone(const DdlnEventKey *sorted, int n, int64 id, int64 *gone_pos, int *
 void
 DdlnMarkHandled(const char *subname, int32 slot, const DdlnEventKey *events, int n)
 {
-	Datum		values[4];
-	int64		done = 0;
+	DdlnMarkHandledAt(subname, slot, events, NULL, n);
+}
+
+/* An event and where a batch's read found its row, to sort them together. */
+typedef struct DdlnEventAt
+{
+	DdlnEventKey key;
+	ItemPointerData tid;
+} DdlnEventAt;
+
+static int
+DdlnCompareEventAt(const void *a, const void *b)
+{
+	return DdlnCompareEventId(&((const DdlnEventAt *) a)->key,
+							  &((const DdlnEventAt *) b)->key);
+}
+
+/* DdlnMarkHandled, told where the rows were read ("tids", may be NULL) */
+static void
+DdlnMarkHandledAt(const char *subname, int32 slot, const DdlnEventKey *events,
+				  const ItemPointerData *tids, int n)
+{
+	int64		done;
+	DdlnEventAt *at;
 	DdlnEventKey *sorted;
+	ItemPointerData *sorted_tids;
 	int64	   *need;
-	int			nleft = 0;
-	int64	   *gone_pos = palloc(sizeof(int64) * Max(n, 1));
+	int64	   *gone;
+	int			ngone = 0;
+	int64	   *gone_pos;
 	int			ngone_pos = 0;
+	int			save_nestlevel;
 
 	if (n == 0)
 		return;
+	at = palloc(sizeof(DdlnEventAt) * n);
+	for (int i = 0; i < n; i++)
+	{
+		at[i].key = events[i];
+		if (tids != NULL)
+			at[i].tid = tids[i];
+		else
+			ItemPointerSetInvalid(&at[i].tid);
+	}
+	qsort(at, n, sizeof(DdlnEventAt), DdlnCompareEventAt);
 	sorted = palloc(sizeof(DdlnEventKey) * n);
-	memcpy(sorted, events, sizeof(DdlnEventKey) * n);
-	qsort(sorted, n, sizeof(DdlnEventKey), DdlnCompareEventId);
+	sorted_tids = palloc(sizeof(ItemPointerData) * n);
+	for (int i = 0; i < n; i++)
+	{
+		sorted[i] = at[i].key;
+		sorted_tids[i] = at[i].tid;
+	}
 	need = palloc(sizeof(int64) * n);
 	DdlnNeededMasks(sorted, n, need);
-	DdlnEventArrays(sorted, need, n, values);
-	values[3] = Int32GetDatum(slot);
 
 	/*
-	 * Rows this subscriber was the last to need are deleted at once, without
-	 * first writing a bit nobody will read (the common case of a single
-	 * subscriber).
+	 * The bits, and the rows nobody needs any more deleted at once (without
+	 * first writing a bit nobody will read: the common case of a single
+	 * subscriber), in C (fetch.c).
 	 */
-	DdlnRun(&q_delete_last, values, NULL, false, 0);
-	done = (int64) SPI_processed;
-	if (done > 0)
-	{
-		DdlnEventKey *left = palloc(sizeof(DdlnEventKey) * n);
-		int64	   *left_need = palloc(sizeof(int64) * n);
-		int64	   *gone = palloc(sizeof(int64) * done);
-
-		for (int i = 0; i < done; i++)
-		{
-			bool		isnull;
-
-			gone[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			DdlnNoteGone(sorted, n, gone[i], gone_pos, &ngone_pos);
-		}
-		SPI_freetuptable(SPI_tuptable);
-		qsort(gone, done, sizeof(int64), DdlnCompareInt64);
-		for (int i = 0, j = 0; i < n; i++)
-		{
-			while (j < done && gone[j] < sorted[i].id)
-				j++;
-			if (j < done && gone[j] == sorted[i].id)
-				continue;
-			left_need[nleft] = need[i];
-			left[nleft++] = sorted[i];
-		}
-		DdlnEventArrays(left, left_need, nleft, values);
-	}
-	else
-	{
-		SPI_freetuptable(SPI_tuptable);
-		nleft = n;
-	}
-
-	/* the others: set the bit, then delete those now complete */
-	if (nleft > 0)
-	{
-		DdlnRun(&q_mark, values, NULL, false, 0);
-		done += (int64) SPI_processed;
-	}
+	gone = palloc(sizeof(int64) * n);
+	save_nestlevel = NewGUCNestLevel();
+	DdlnSetEngineLockTimeout();
+	done = DdlnSetProcessedBits(sorted, sorted_tids, need, n, slot, gone, &ngone);
+	AtEOXact_GUC(true, save_nestlevel);
 	if (done != n)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("processed bit of subscriber \"%s\" was already set on %lld of %d events",
 						subname, (long long) (n - done), n),
 				 errdetail("Another deliverer handled them; this transaction is rolled back so that nothing is handled twice.")));
-	if (nleft > 0)
-	{
-		DdlnRun(&q_delete_done, values, NULL, false, 0);
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			bool		isnull;
 
-			DdlnNoteGone(sorted, n,
-						 DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)),
-						 gone_pos, &ngone_pos);
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
+	gone_pos = palloc(sizeof(int64) * Max(ngone, 1));
+	for (int i = 0; i < ngone; i++)
+		DdlnNoteGone(sorted, n, gone[i], gone_pos, &ngone_pos);
 
 	/* transactions whose last event is gone leave commit_order, each once */
 	if (ngone_pos > 0)
@@ -862,10 +829,8 @@ DdlnCallHandler(DdlnSubscriber *sub, FmgrInfo *flinfo, Datum row,
 	SetUserIdAndSecContext(sub->owner,
 						   save_sec | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	/* the search_path is the batch's (DdlnRunBatch), restored after the call */
 	save_nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
 	/* the DDL the handler runs is caused by this subscriber, via this chain */
 	ddln_current_origin = sub->name;
 	ddln_current_chain = chain;
@@ -990,6 +955,8 @@ DdlnLockSubscriber(int32 id, DdlnSubscriber *sub)
 	sub->echo = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
 	resolved_here = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
 	sub->enabled = DatumGetBool(SPI_getbinval(tup, desc, 17, &isnull));
+	sub->needs_reset = DatumGetBool(SPI_getbinval(tup, desc, 18, &isnull));
+	sub->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 19, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	sub->binding.ok = true;
 	/* a handler its name found that nobody chose here: unconfirmed, skipped */
@@ -1031,6 +998,216 @@ DdlnMayReadQuery(Oid role)
 }
 
 /*
+ * The counters of a batch that handled its events, in the top transaction
+ * that locked the subscriber's row (updating it in the subtransaction would
+ * make a MultiXact of the lock).  With shared memory (progress.c) they go
+ * there after COMMIT, and the row is written only to reset a failure's
+ * state or now and then (DDLN_PROGRESS_FLUSH_MS); else into the row now.
+ * Either way they count only if the batch commits.
+ */
+static void
+DdlnRecordSuccess(DdlnSubscriber *sub, DdlnBatch *batch)
+{
+	int64		nfiltered = batch->nfiltered;
+	const int64 *nsuppressed = batch->nsuppressed;
+	Datum		sv[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	int64		nloop = nsuppressed[DDLN_SUPPRESS_ECHO] +
+		nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS];
+	bool		names = DdlnSubscriberCounts();
+
+	if (nloop > 0)
+		ereport(nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS] > 0 ? LOG : DEBUG1,
+				(errmsg_plural("ddl_notify: %lld event caused by handlers not delivered to subscriber \"%s\"",
+							   "ddl_notify: %lld events caused by handlers not delivered to subscriber \"%s\"",
+							   (unsigned long) nloop, (long long) nloop, sub->name),
+				 errdetail("Its own echo: %lld; in a loop through it: %lld; past ddl_notify.max_chain_length (%d): %lld.",
+						   (long long) nsuppressed[DDLN_SUPPRESS_ECHO],
+						   (long long) nsuppressed[DDLN_SUPPRESS_LOOP],
+						   ddln_max_chain_length,
+						   (long long) nsuppressed[DDLN_SUPPRESS_HOPS])));
+
+	batch->progress.delivered = batch->ncalls;
+	batch->progress.filtered = nfiltered;
+	batch->progress.loop_suppressed = nloop;
+	batch->progress.last_event_id = batch->last.id;
+	batch->progress.last_delivered_at = GetCurrentTimestamp();
+	sv[0] = Int32GetDatum(sub->id);
+
+	batch->created_at = sub->created_at;
+	if (names && DdlnProgressReserve(sub->id, sub->created_at))
+	{
+		DdlnProgress *held = &batch->moved;
+
+		if (!DdlnProgressPending(sub->id, sub->created_at, held) && !sub->needs_reset)
+		{
+			batch->add_progress = true;
+			return;
+		}
+		/* what shared memory holds and this batch's, into the row */
+		sv[1] = Int64GetDatum(held->delivered + batch->progress.delivered);
+		sv[2] = Int64GetDatum(held->filtered + batch->progress.filtered);
+		sv[3] = Int64GetDatum(held->loop_suppressed + batch->progress.loop_suppressed);
+		sv[4] = Int64GetDatum(batch->progress.last_event_id);
+		sv[5] = TimestampTzGetDatum(batch->progress.last_delivered_at);
+		DdlnRun(&q_move_progress, sv, nulls, false, 0);
+		batch->moved_progress = true;
+		return;
+	}
+
+	sv[1] = Int64GetDatum(batch->ncalls);
+	/* a subscriber table of 0.1.0 has no loop_suppressed: "filtered" */
+	sv[2] = Int64GetDatum(nfiltered + (names ? 0 : nloop));
+	sv[3] = Int64GetDatum(batch->last.id);
+	DdlnRun(&q_success, sv, NULL, false, 0);
+	if (nloop > 0 && names)
+	{
+		sv[1] = Int64GetDatum(nloop);
+		DdlnRun(&q_loop_suppressed, sv, NULL, false, 0);
+	}
+}
+
+/* After a batch's COMMIT: its counters, and those moved into the row. */
+static void
+DdlnProgressCommitted(int32 id, const DdlnBatch *batch)
+{
+	if (batch->add_progress)
+		DdlnProgressAdd(id, batch->created_at, &batch->progress);
+	if (batch->moved_progress)
+		DdlnProgressMoved(id, batch->created_at, &batch->moved);
+}
+
+/*
+ * May the subscriber's handler be called now?  An ERROR (the batch's
+ * failure, recorded on its first event) if its owner or handler is gone, or
+ * the function its name found may not be bound, or the handler's shape or
+ * the owner's rights no longer hold (trust.c), right before the calls.
+ */
+static void
+DdlnCheckCallable(DdlnSubscriber *sub)
+{
+	DdlnVerdict verdict;
+
+	if (!sub->owner_exists && !OidIsValid(sub->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" that owns subscriber \"%s\" does not exist",
+						sub->owner_name ? sub->owner_name : "?", sub->name),
+				 errdetail("The subscriber was restored from a dump or upgraded, and no role of that name exists here."),
+				 errhint("Create the role, or let a superuser unsubscribe it.")));
+	if (!sub->owner_exists)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role %u that owns subscriber \"%s\" does not exist",
+						sub->owner, sub->name),
+				 errhint("A superuser can unsubscribe it.")));
+	/* a function its name found, but which may not be bound by itself */
+	if (!sub->binding.ok)
+		DdlnRaiseVerdict(&sub->binding);
+	if (!sub->handler_exists && !OidIsValid(sub->handler))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("handler function %s of subscriber \"%s\" does not exist",
+						sub->handler_name ? sub->handler_name : "?", sub->name),
+				 errdetail("The subscriber was restored from a dump or upgraded, and no function of that signature exists here."),
+				 errhint("Create the function, or subscribe again with an existing one, or unsubscribe.")));
+	if (!sub->handler_exists)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("handler function %u of subscriber \"%s\" does not exist",
+						sub->handler, sub->name),
+				 errhint("Subscribe again with an existing function, or unsubscribe.")));
+	/* the shape and the owner's rights, again, right before the call (trust.c) */
+	if (!DdlnJudgeHandler(sub->handler, sub->owner, DDLN_BIND_CALL, &verdict))
+		DdlnRaiseVerdict(&verdict);
+}
+
+/*
+ * Protocol step 3, in the batch's subtransaction: call the handler for each
+ * wanted event, count those filtered out or kept back by the chain rule.
+ * "*current" is the event being handed over, for the caller's PG_CATCH.
+ */
+static void
+DdlnCallHandlers(DdlnSubscriber *sub, const DdlnFetched *fetched, DdlnBatch *batch,
+				 volatile int *current)
+{
+	FmgrInfo	flinfo;
+	int			batch_nestlevel;
+
+	DdlnCheckCallable(sub);
+	fmgr_info(sub->handler, &flinfo);
+	DdlnConstraintsImmediate();
+
+	/*
+	 * The handlers' search_path, set once for the batch: each call restores
+	 * it with every other setting the handler changed (DdlnCallHandler); a
+	 * failure's subtransaction abort undoes it.
+	 */
+	batch_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", DDLN_HANDLER_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+
+	for (int i = 0; i < fetched->n; i++)
+	{
+		*current = i;
+		CHECK_FOR_INTERRUPTS();
+		if (!fetched->wanted[i])
+		{
+			if (fetched->suppressed[i] != DDLN_DELIVER)
+				batch->nsuppressed[fetched->suppressed[i]]++;
+			else
+				batch->nfiltered++;
+			continue;
+		}
+		DdlnCallHandler(sub, &flinfo, fetched->rows[i], &fetched->keys[i],
+						fetched->chains[i]);
+		batch->ncalls++;
+	}
+	AtEOXact_GUC(false, batch_nestlevel);
+}
+
+/*
+ * A batch's subtransaction failed at event "current" (n: while setting the
+ * bits) with "edata", an error that is not the deliverer's own: how
+ * (DdlnBatchStatus), and on which event.
+ */
+static void
+DdlnBatchFailed(DdlnSubscriber *sub, DdlnBatch *batch, const DdlnFetched *fetched,
+				int current, ErrorData *edata)
+{
+	int			n = fetched->n;
+
+	if (current == n && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+	{
+		/*
+		 * Setting the bits waited past ddl_notify.lock_timeout for rows
+		 * another transaction holds: not the handler's failure.
+		 */
+		batch->status = DDLN_BATCH_LOCKED;
+	}
+	else
+	{
+		if (ddln_handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
+									  sub->name, ddln_handler_timeout);
+		batch->status = DDLN_BATCH_HANDLER_FAILED;
+
+		/*
+		 * current == n: every handler returned, the bits were being set.
+		 * DdlnMarkHandled's checked transition says 40001 when one was
+		 * set already; anything else there is a failure like any other.
+		 */
+		batch->mark_conflict = (current == n &&
+								edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE);
+		batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
+		batch->failed = fetched->keys[batch->failed_index];
+	}
+	ddln_handler_timed_out = false;
+	batch->error = edata;
+}
+
+/*
  * Read up to "limit" pending events of the subscriber and hand them over in a
  * subtransaction.  The caller holds the subscriber's lock and commits.
  */
@@ -1040,9 +1217,7 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 {
 	DdlnFetched fetched;
 	int			n;
-	volatile int64 nfiltered = 0;
-	volatile int64 nsuppressed[DDLN_SUPPRESS_HOPS + 1] = {0};	/* by DdlnSuppressed */
-	volatile int current = -1;
+	volatile int current = -1;	/* the event being handed over, n: the bits */
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 
@@ -1069,62 +1244,9 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
-		FmgrInfo	flinfo;
-		DdlnVerdict verdict;
-
-		if (!sub->owner_exists && !OidIsValid(sub->owner))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("role \"%s\" that owns subscriber \"%s\" does not exist",
-							sub->owner_name ? sub->owner_name : "?", sub->name),
-					 errdetail("The subscriber was restored from a dump or upgraded, and no role of that name exists here."),
-					 errhint("Create the role, or let a superuser unsubscribe it.")));
-		if (!sub->owner_exists)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("role %u that owns subscriber \"%s\" does not exist",
-							sub->owner, sub->name),
-					 errhint("A superuser can unsubscribe it.")));
-		/* a function its name found, but which may not be bound by itself */
-		if (!sub->binding.ok)
-			DdlnRaiseVerdict(&sub->binding);
-		if (!sub->handler_exists && !OidIsValid(sub->handler))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_FUNCTION),
-					 errmsg("handler function %s of subscriber \"%s\" does not exist",
-							sub->handler_name ? sub->handler_name : "?", sub->name),
-					 errdetail("The subscriber was restored from a dump or upgraded, and no function of that signature exists here."),
-					 errhint("Create the function, or subscribe again with an existing one, or unsubscribe.")));
-		if (!sub->handler_exists)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_FUNCTION),
-					 errmsg("handler function %u of subscriber \"%s\" does not exist",
-							sub->handler, sub->name),
-					 errhint("Subscribe again with an existing function, or unsubscribe.")));
-		/* the shape and the owner's rights, again, right before the call (trust.c) */
-		if (!DdlnJudgeHandler(sub->handler, sub->owner, DDLN_BIND_CALL, &verdict))
-			DdlnRaiseVerdict(&verdict);
-		fmgr_info(sub->handler, &flinfo);
-		DdlnConstraintsImmediate();
-
-		for (int i = 0; i < n; i++)
-		{
-			current = i;
-			CHECK_FOR_INTERRUPTS();
-			if (!fetched.wanted[i])
-			{
-				if (fetched.suppressed[i] != DDLN_DELIVER)
-					nsuppressed[fetched.suppressed[i]]++;
-				else
-					nfiltered++;
-				continue;
-			}
-			DdlnCallHandler(sub, &flinfo, fetched.rows[i], &fetched.keys[i],
-							fetched.chains[i]);
-			batch->ncalls++;
-		}
+		DdlnCallHandlers(sub, &fetched, batch, &current);
 		current = n;			/* past the handlers: the bits */
-		DdlnMarkHandled(sub->name, sub->slot, fetched.keys, n);
+		DdlnMarkHandledAt(sub->name, sub->slot, fetched.keys, fetched.tids, n);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
@@ -1151,70 +1273,12 @@ DdlnRunBatch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 		if (DdlnErrorIsDeliverers(edata))
 			ReThrowError(edata);
 
-		if (current == n && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
-		{
-			/*
-			 * Setting the bits waited past ddl_notify.lock_timeout for rows
-			 * another transaction holds: not the handler's failure.
-			 */
-			batch->status = DDLN_BATCH_LOCKED;
-		}
-		else
-		{
-			if (ddln_handler_timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
-				edata->message = psprintf("handler of subscriber \"%s\" exceeded ddl_notify.handler_timeout (%d ms)",
-										  sub->name, ddln_handler_timeout);
-			batch->status = DDLN_BATCH_HANDLER_FAILED;
-
-			/*
-			 * current == n: every handler returned, the bits were being set.
-			 * DdlnMarkHandled's checked transition says 40001 when one was
-			 * set already; anything else there is a failure like any other.
-			 */
-			batch->mark_conflict = (current == n &&
-									edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE);
-			batch->failed_index = Min(current < 0 ? 0 : current, n - 1);
-			batch->failed = fetched.keys[batch->failed_index];
-		}
-		ddln_handler_timed_out = false;
-		batch->error = edata;
+		DdlnBatchFailed(sub, batch, &fetched, current, edata);
 	}
 	PG_END_TRY();
 
-	/*
-	 * The subscriber's counters, in the top transaction that locked its
-	 * row (updating it in the subtransaction would make a MultiXact of the
-	 * lock); they commit with the bits or not at all.
-	 */
 	if (batch->status == DDLN_BATCH_DONE)
-	{
-		Datum		sv[4];
-		int64		nloop = nsuppressed[DDLN_SUPPRESS_ECHO] +
-			nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS];
-		bool		names = (nloop == 0 || DdlnSubscriberCounts());
-
-		sv[0] = Int32GetDatum(sub->id);
-		sv[1] = Int64GetDatum(batch->ncalls);
-		/* a subscriber table of 0.1.0 has no loop_suppressed: "filtered" */
-		sv[2] = Int64GetDatum(nfiltered + (names ? 0 : nloop));
-		sv[3] = Int64GetDatum(batch->last.id);
-		DdlnRun(&q_success, sv, NULL, false, 0);
-		if (nloop > 0 && names)
-		{
-			sv[1] = Int64GetDatum(nloop);
-			DdlnRun(&q_loop_suppressed, sv, NULL, false, 0);
-		}
-		if (nloop > 0)
-			ereport(nsuppressed[DDLN_SUPPRESS_LOOP] + nsuppressed[DDLN_SUPPRESS_HOPS] > 0 ? LOG : DEBUG1,
-					(errmsg_plural("ddl_notify: %lld event caused by handlers not delivered to subscriber \"%s\"",
-								   "ddl_notify: %lld events caused by handlers not delivered to subscriber \"%s\"",
-								   (unsigned long) nloop, (long long) nloop, sub->name),
-					 errdetail("Its own echo: %lld; in a loop through it: %lld; past ddl_notify.max_chain_length (%d): %lld.",
-							   (long long) nsuppressed[DDLN_SUPPRESS_ECHO],
-							   (long long) nsuppressed[DDLN_SUPPRESS_LOOP],
-							   ddln_max_chain_length,
-							   (long long) nsuppressed[DDLN_SUPPRESS_HOPS])));
-	}
+		DdlnRecordSuccess(sub, batch);
 }
 
 /*
@@ -1457,6 +1521,206 @@ DdlnDeliverSubscriber(int32 id, DdlnRoundResult *result, MemoryContext keep,
 }
 
 /*
+ * One subscriber's turn, across its batches (DdlnDeliverSubscriberLoop):
+ * the batch size follows what the engine knows about failures.
+ */
+typedef struct DdlnTurn
+{
+	int32		id;
+	DdlnRoundResult *result;
+	DdlnFloor  *floorp;			/* committed: where the round's floor is */
+	int			limit;			/* the next batch's size */
+	int			isolating;		/* single-event batches still to run */
+	int64		budget;			/* events left for this turn */
+	int			ndead;			/* dead letters in the open transaction */
+	DdlnFloor	here;			/* as the open transaction sees it */
+	bool		reread;			/* the last batch lost a race at its bits */
+} DdlnTurn;
+
+/* What the turn does after a batch (or before one). */
+typedef enum DdlnStep
+{
+	DDLN_STEP_GO,				/* (DdlnTurnGate) a batch may start */
+	DDLN_STEP_NEXT,				/* another batch */
+	DDLN_STEP_DONE,				/* nothing more for now: return false */
+	DDLN_STEP_YIELD				/* the others' turn, more to do: return true */
+} DdlnStep;
+
+/*
+ * Before a batch: lock and read the subscriber, count a handler call the
+ * timeout ended, and say whether a batch may start: DDLN_STEP_GO, or
+ * DDLN_STEP_NEXT (a failure was recorded and committed: look again), or
+ * DDLN_STEP_DONE (not now: busy elsewhere, paused, in backoff).
+ */
+static DdlnStep
+DdlnTurnGate(DdlnTurn *t, DdlnSubscriber *sub)
+{
+	if (!DdlnLockSubscriber(t->id, sub))
+	{
+		t->result->busy++;
+		SPI_commit();
+		DdlnStartTransaction();
+		return DDLN_STEP_DONE;
+	}
+	switch (DdlnCountEndedCall(sub, t->result))
+	{
+		case 1:
+			return DDLN_STEP_NEXT;	/* now in backoff, or dead-lettered */
+		case -1:
+			return DDLN_STEP_DONE;	/* counted at its next turn */
+		default:
+			break;
+	}
+	if (!sub->enabled)
+	{
+		/* paused, or a restored row waiting for confirmation */
+		SPI_commit();
+		DdlnStartTransaction();
+		return DDLN_STEP_DONE;
+	}
+	if (!sub->due)
+	{
+		if (t->result->next_retry == 0 || sub->next_retry < t->result->next_retry)
+			t->result->next_retry = sub->next_retry;
+		SPI_commit();
+		DdlnStartTransaction();
+		return DDLN_STEP_DONE;
+	}
+	return DDLN_STEP_GO;
+}
+
+/*
+ * A handler failed (or the checked transition found a bit set): after a
+ * race lost at the bits, read again once; after a failure at event k > 0,
+ * one batch of the k events before it; else record the failure on the
+ * event (backoff, or a dead letter and on with the next event, alone).
+ */
+static DdlnStep
+DdlnAfterHandlerFailure(DdlnTurn *t, DdlnSubscriber *sub, DdlnBatch *batch)
+{
+	if (batch->mark_conflict && !t->reread)
+	{
+		/*
+		 * Someone else set processed bits of this batch while its handlers
+		 * ran: not the handlers' failure.  Roll it back (the handlers' work
+		 * too) and read again: what the other one handled is no longer
+		 * pending.
+		 */
+		ereport(WARNING,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("ddl_notify: %s", batch->error->message),
+				 errdetail("Subscriber \"%s\": the batch was rolled back and is read again; no failure is recorded.",
+						   sub->name)));
+		SPI_rollback();
+		DdlnStartTransaction();
+		t->ndead = 0;
+		t->here = *t->floorp;
+		t->reread = true;
+		return DDLN_STEP_NEXT;
+	}
+	if (batch->failed_index > 0)
+	{
+		/* hand over the events before the failing one first */
+		SPI_rollback();
+		DdlnStartTransaction();
+		t->ndead = 0;
+		t->here = *t->floorp;
+		t->limit = batch->failed_index;
+		return DDLN_STEP_NEXT;
+	}
+	if (DdlnRecordFailure(sub, &batch->failed, batch->error, t->result))
+	{
+		/*
+		 * Dead-lettered: go on with the next event, alone (if it fails too,
+		 * nothing else was read for nothing; if not, the batch after it is a
+		 * full one again), in the same transaction: a run of events that all
+		 * fail costs one commit per DDLN_DEAD_LETTERS_PER_XACT, not one each.
+		 */
+		t->here = batch->first;
+		t->limit = 1;
+		t->isolating = 0;
+		/* a failure costs a batch's worth of the turn */
+		t->budget -= ddln_batch_size;
+		if (++t->ndead >= DDLN_DEAD_LETTERS_PER_XACT || t->budget <= 0)
+		{
+			if (DdlnTryCommit() == NULL)
+				*t->floorp = t->here;
+			t->here = *t->floorp;
+			t->ndead = 0;
+		}
+		if (t->budget <= 0)
+			return DDLN_STEP_YIELD; /* the others' turn */
+		return DDLN_STEP_NEXT;
+	}
+	(void) DdlnTryCommit();
+	return DDLN_STEP_DONE;
+}
+
+/*
+ * A batch handled its events: COMMIT.  Only once it returned does the floor
+ * move and do the counts count (G3).  If COMMIT failed: with one event the
+ * culprit is known and its failure is recorded; with more, the next ones go
+ * one per transaction until it is found.
+ */
+static DdlnStep
+DdlnAfterBatchDone(DdlnTurn *t, DdlnSubscriber *sub, DdlnBatch *batch)
+{
+	ErrorData  *commit_error = DdlnTryCommit();
+
+	t->ndead = 0;
+	if (commit_error == NULL)
+	{
+		bool		drained = (batch->nevents < t->limit && !batch->full);
+
+		DdlnProgressCommitted(t->id, batch);
+		t->reread = false;
+		*t->floorp = t->here = batch->last;
+		t->result->delivered += batch->ncalls;
+		t->result->handled += batch->nevents;
+		/* a batch that filled its memory costs a full one */
+		t->budget -= batch->full ? Max(batch->nevents, ddln_batch_size) : batch->nevents;
+		if (t->isolating > 0)
+			t->isolating--;
+		if (drained && t->isolating == 0)
+			return DDLN_STEP_DONE;
+		t->limit = (t->isolating > 0) ? 1 : ddln_batch_size;
+		if (t->budget <= 0)
+			return DDLN_STEP_YIELD; /* the others' turn */
+		return DDLN_STEP_NEXT;
+	}
+	t->here = *t->floorp;
+
+	/*
+	 * COMMIT failed: the handlers' work and the bits are gone.  With one
+	 * event the culprit is known; with more, isolate.
+	 */
+	if (batch->nevents > 1)
+	{
+		t->isolating = batch->nevents;
+		t->limit = 1;
+		return DDLN_STEP_NEXT;
+	}
+	if (DdlnLockSubscriber(t->id, sub))
+	{
+		bool		dead = DdlnRecordFailure(sub, &batch->first, commit_error, t->result);
+
+		if (DdlnTryCommit() == NULL && dead)
+			*t->floorp = t->here = batch->first;
+		if (dead)
+		{
+			t->limit = ddln_batch_size;
+			return DDLN_STEP_NEXT;
+		}
+	}
+	else
+	{
+		SPI_commit();
+		DdlnStartTransaction();
+	}
+	return DDLN_STEP_DONE;
+}
+
+/*
  * The batch size follows what the engine knows about failures: full batches
  * while all goes well; after a handler failed at event k, one batch of the k
  * events before it, then full batches again (the failing event now comes
@@ -1467,56 +1731,35 @@ static bool
 DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 						  MemoryContext batchcxt, DdlnFloor *floorp)
 {
-	int			limit = ddln_batch_size;
-	int			isolating = 0;	/* single-event batches still to run */
-	int64		budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
-	int			ndead = 0;		/* dead letters in the open transaction */
-	DdlnFloor	here = *floorp; /* as the open transaction sees it */
-	bool		reread = false; /* the last batch lost a race at its bits */
+	DdlnTurn	t;
+
+	t.id = id;
+	t.result = result;
+	t.floorp = floorp;
+	t.limit = ddln_batch_size;
+	t.isolating = 0;
+	t.budget = (int64) DDLN_BATCHES_PER_TURN * ddln_batch_size;
+	t.ndead = 0;
+	t.here = *floorp;
+	t.reread = false;
 
 	for (;;)
 	{
 		DdlnSubscriber sub;
 		DdlnBatch	batch;
-		ErrorData  *commit_error;
+		DdlnStep	step;
 
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextReset(batchcxt);
 		MemoryContextSwitchTo(batchcxt);
 
-		if (!DdlnLockSubscriber(id, &sub))
-		{
-			result->busy++;
-			SPI_commit();
-			DdlnStartTransaction();
+		step = DdlnTurnGate(&t, &sub);
+		if (step == DDLN_STEP_NEXT)
+			continue;
+		if (step == DDLN_STEP_DONE)
 			return false;
-		}
-		switch (DdlnCountEndedCall(&sub, result))
-		{
-			case 1:
-				continue;		/* now in backoff, or dead-lettered */
-			case -1:
-				return false;	/* counted at its next turn */
-			default:
-				break;
-		}
-		if (!sub.enabled)
-		{
-			/* paused, or a restored row waiting for confirmation */
-			SPI_commit();
-			DdlnStartTransaction();
-			return false;
-		}
-		if (!sub.due)
-		{
-			if (result->next_retry == 0 || sub.next_retry < result->next_retry)
-				result->next_retry = sub.next_retry;
-			SPI_commit();
-			DdlnStartTransaction();
-			return false;
-		}
 
-		DdlnRunBatch(&sub, limit, &here, &batch);
+		DdlnRunBatch(&sub, t.limit, &t.here, &batch);
 
 		switch (batch.status)
 		{
@@ -1537,119 +1780,17 @@ DdlnDeliverSubscriberLoop(int32 id, DdlnRoundResult *result,
 				return false;
 
 			case DDLN_BATCH_HANDLER_FAILED:
-				if (batch.mark_conflict && !reread)
-				{
-					/*
-					 * Someone else set processed bits of this batch while
-					 * its handlers ran: not the handlers' failure.  Roll it
-					 * back (the handlers' work too) and read again: what the
-					 * other one handled is no longer pending.
-					 */
-					ereport(WARNING,
-							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-							 errmsg("ddl_notify: %s", batch.error->message),
-							 errdetail("Subscriber \"%s\": the batch was rolled back and is read again; no failure is recorded.",
-									   sub.name)));
-					SPI_rollback();
-					DdlnStartTransaction();
-					ndead = 0;
-					here = *floorp;
-					reread = true;
-					continue;
-				}
-				if (batch.failed_index > 0)
-				{
-					/* hand over the events before the failing one first */
-					SPI_rollback();
-					DdlnStartTransaction();
-					ndead = 0;
-					here = *floorp;
-					limit = batch.failed_index;
-					continue;
-				}
-				if (DdlnRecordFailure(&sub, &batch.failed, batch.error, result))
-				{
-					/*
-					 * Dead-lettered: go on with the next event, alone (if it
-					 * fails too, nothing else was read for nothing; if not,
-					 * the batch after it is a full one again), in the same
-					 * transaction: a run of events that all fail costs one
-					 * commit per DDLN_DEAD_LETTERS_PER_XACT, not one each.
-					 */
-					here = batch.first;
-					limit = 1;
-					isolating = 0;
-					/* a failure costs a batch's worth of the turn */
-					budget -= ddln_batch_size;
-					if (++ndead >= DDLN_DEAD_LETTERS_PER_XACT || budget <= 0)
-					{
-						if (DdlnTryCommit() == NULL)
-							*floorp = here;
-						here = *floorp;
-						ndead = 0;
-					}
-					if (budget <= 0)
-						return true;	/* the others' turn */
-					continue;
-				}
-				(void) DdlnTryCommit();
-				return false;
+				step = DdlnAfterHandlerFailure(&t, &sub, &batch);
+				break;
 
 			case DDLN_BATCH_DONE:
-				commit_error = DdlnTryCommit();
-				ndead = 0;
-				if (commit_error == NULL)
-				{
-					bool		drained = (batch.nevents < limit && !batch.full);
-
-					reread = false;
-
-					*floorp = here = batch.last;
-					result->delivered += batch.ncalls;
-					result->handled += batch.nevents;
-					/* a batch that filled its memory costs a full one */
-					budget -= batch.full ? Max(batch.nevents, ddln_batch_size) : batch.nevents;
-					if (isolating > 0)
-						isolating--;
-					if (drained && isolating == 0)
-						return false;
-					limit = (isolating > 0) ? 1 : ddln_batch_size;
-					if (budget <= 0)
-						return true;	/* the others' turn */
-					continue;
-				}
-				here = *floorp;
-
-				/*
-				 * COMMIT failed: the handlers' work and the bits are gone.
-				 * With one event the culprit is known; with more, isolate.
-				 */
-				if (batch.nevents > 1)
-				{
-					isolating = batch.nevents;
-					limit = 1;
-					continue;
-				}
-				if (DdlnLockSubscriber(id, &sub))
-				{
-					bool		dead = DdlnRecordFailure(&sub, &batch.first,
-														 commit_error, result);
-
-					if (DdlnTryCommit() == NULL && dead)
-						*floorp = here = batch.first;
-					if (dead)
-					{
-						limit = ddln_batch_size;
-						continue;
-					}
-				}
-				else
-				{
-					SPI_commit();
-					DdlnStartTransaction();
-				}
-				return false;
+				step = DdlnAfterBatchDone(&t, &sub, &batch);
+				break;
 		}
+		if (step == DDLN_STEP_DONE)
+			return false;
+		if (step == DDLN_STEP_YIELD)
+			return true;
 	}
 }
 
@@ -1722,6 +1863,7 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
 		 * call would have begun a handler timeout before the list.)
 		 */
 		DdlnForgetEndedCalls(MyDatabaseId, ids, nsubs);
+		DdlnProgressForget(ids, nsubs);
 
 		for (int i = 0; i < nsubs; i++)
 		{

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * engine.h
- *	  The delivery engine's own types, private to deliver.c and fetch.c: a
+ *	  The delivery engine's own types, private to deliver.c, fetch.c and
+ *	  progress.c: a
  *	  subscriber as the engine sees it while it holds the row lock, and the
  *	  events one batch read.
  *
@@ -14,6 +15,7 @@
 
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "storage/itemptr.h"
 
 #include "common.h"
 
@@ -53,6 +55,8 @@ typedef struct DdlnSubscriber
 	bool		may_read_query; /* its owner may SELECT event.query */
 	bool		enabled;		/* neither paused nor waiting for
 								 * confirmation */
+	bool		needs_reset;	/* attempts, error or retry time set */
+	TimestampTz created_at;		/* tells it from an earlier one of its id */
 	DdlnVerdict binding;		/* ok, or why the function its handler's
 								 * name finds is not bound (trust.c) */
 } DdlnSubscriber;
@@ -89,6 +93,7 @@ typedef struct DdlnFetched
 	int			n;
 	Datum	   *rows;			/* the event rows (composite datums) */
 	DdlnEventKey *keys;			/* id, xid and commit position of each */
+	ItemPointerData *tids;		/* where the read found each row */
 	bool	   *wanted;			/* passes the filters and the chain rule */
 	uint8	   *suppressed;		/* DdlnSuppressed: why not, if not wanted
 								 * by the chain rule */
@@ -96,9 +101,35 @@ typedef struct DdlnFetched
 	bool		full;			/* stopped at ddl_notify.batch_memory */
 } DdlnFetched;
 
+/*
+ * A subscriber's delivery counters (progress.c): what batches added since
+ * they were last moved into its row.  last_event_id 0: none.
+ */
+typedef struct DdlnProgress
+{
+	int64		delivered;
+	int64		filtered;
+	int64		loop_suppressed;
+	int64		last_event_id;
+	TimestampTz last_delivered_at;
+} DdlnProgress;
+
+/* how often at most the counters are moved into a subscriber's row */
+#define DDLN_PROGRESS_FLUSH_MS	30000
+
+/* progress.c */
+extern bool DdlnProgressReserve(int32 id, TimestampTz created);
+extern bool DdlnProgressPending(int32 id, TimestampTz created, DdlnProgress *out);
+extern void DdlnProgressAdd(int32 id, TimestampTz created, const DdlnProgress *batch);
+extern void DdlnProgressMoved(int32 id, TimestampTz created, const DdlnProgress *moved);
+extern void DdlnProgressForget(const int32 *ids, int n);
+
 /* fetch.c */
 extern void DdlnReadFilter(HeapTuple tup, TupleDesc desc, int col, DdlnFilter *f);
 extern void DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 					  DdlnFetched *out);
+extern int	DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
+								 const int64 *need, int n, int32 slotno,
+								 int64 *gone, int *ngone);
 
 #endif							/* DDLN_ENGINE_H */
