@@ -1020,7 +1020,9 @@ DdlnImageForgetBefore(void)
 /*
  * The relation of ours an object belongs to or is: a relation of the kinds
  * with images itself, or the relation of an index, a constraint, a
- * default, a rule or a row type; InvalidOid for anything else.
+ * default, a rule or a row type; InvalidOid for anything else, or when
+ * that relation no longer exists (a row type can be deleted after its
+ * table, when the drop reached it through a function or a cast).
  */
 Oid
 DdlnImageRelationOf(Oid classId, Oid objectId)
@@ -1040,11 +1042,11 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 				relid = ((Form_pg_index) GETSTRUCT(tup))->indrelid;
 				ReleaseSysCache(tup);
 			}
-			return relid;
 		}
-		return DdlnImageKind(relkind) ? objectId : InvalidOid;
+		else
+			relid = objectId;
 	}
-	if (classId == ConstraintRelationId)
+	else if (classId == ConstraintRelationId)
 	{
 		tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(objectId));
 		if (HeapTupleIsValid(tup))
@@ -1052,9 +1054,8 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 			relid = ((Form_pg_constraint) GETSTRUCT(tup))->conrelid;
 			ReleaseSysCache(tup);
 		}
-		return relid;
 	}
-	if (classId == TypeRelationId)
+	else if (classId == TypeRelationId)
 	{
 		tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(objectId));
 		if (HeapTupleIsValid(tup))
@@ -1062,9 +1063,8 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 			relid = ((Form_pg_type) GETSTRUCT(tup))->typrelid;
 			ReleaseSysCache(tup);
 		}
-		return relid;
 	}
-	if (classId == AttrDefaultRelationId || classId == RewriteRelationId)
+	else if (classId == AttrDefaultRelationId || classId == RewriteRelationId)
 	{
 		bool		attrdef = (classId == AttrDefaultRelationId);
 		Relation	rel = table_open(classId, AccessShareLock);
@@ -1082,6 +1082,9 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 		systable_endscan(scan);
 		table_close(rel, AccessShareLock);
 	}
+	/* a row type's relation may be gone already, or a composite type's */
+	if (OidIsValid(relid) && !DdlnImageKind(get_rel_relkind(relid)))
+		return InvalidOid;
 	return relid;
 }
 
