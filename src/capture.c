@@ -1091,31 +1091,6 @@ DdlnDetailsWith(Jsonb *details, Jsonb *more)
 }
 
 /*
- * "before", "after" and "changes" of the relation a ddl_command_end row is
- * about (relimage.c): "before" if ddl_command_start read one, "after" then,
- * or for a relation the command created.
- */
-static Jsonb *
-DdlnRowImages(const DdlnEventRow *row)
-{
-	Oid			relid;
-	DdlnImage  *before;
-
-	if (!row->has_address)
-		return NULL;
-	relid = DdlnImageRelationOf(row->classid, row->objid);
-	if (!OidIsValid(relid))
-		return NULL;
-	before = DdlnImageTakeBefore(relid);
-	if (before == NULL &&
-		!(row->classid == RelationRelationId && relid == row->objid && row->objsubid == 0 &&
-		  (strncmp(row->command_tag, "CREATE ", 7) == 0 ||
-		   strcmp(row->command_tag, "SELECT INTO") == 0)))
-		return NULL;
-	return DdlnImageDetails(before, DdlnImageRead(relid));
-}
-
-/*
  * ddl_command_end: one row per command of pg_event_trigger_ddl_commands(),
  * GRANT expanded per object, ALTER TABLE with its subcommands.
  */
@@ -1183,8 +1158,11 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 
 			if (cmd && cmd->type == SCT_AlterTable)
 				row.details = DdlnAlterTableDetails(cmd);
-			if (ddln_capture_changes)
-				row.details = DdlnDetailsWith(row.details, DdlnRowImages(&row));
+			/* "before", "after" and "changes" of a relation (relimage.c) */
+			if (ddln_capture_changes && row.has_address)
+				row.details = DdlnDetailsWith(row.details,
+											  DdlnImageForRow(row.classid, row.objid,
+															  row.objsubid, row.command_tag));
 
 			DdlnInsertEvent(&call, &row);
 		}

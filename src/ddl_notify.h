@@ -171,7 +171,7 @@ extern DdlnImage *DdlnImageRead(Oid relid);
 extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
 extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after);
 extern void DdlnImageCommandStart(Node *parsetree);
-extern DdlnImage *DdlnImageTakeBefore(Oid relid);
+extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
 extern void DdlnImageForgetBefore(void);
 extern Jsonb *DdlnImageTakeDropped(Oid relid);
 extern void DdlnImageForgetDropped(void);

@@ -7,19 +7,22 @@
  *	  in an event's details; docs/reference.md, "The payload").
  *
  * An image is read from the catalogs as PostgreSQL prints them: columns
- * (format_type with typmod, qualified unless in pg_catalog, as pg_dump
- * prints them; pg_get_expr for defaults and generated expressions),
- * constraints (pg_get_constraintdef), indexes (pg_get_indexdef) and the
- * replica identity.  It is read with catalog scans and the syscache, never
+ * (format_type with typmod; pg_get_expr for defaults and generated
+ * expressions), constraints (pg_get_constraintdef), indexes
+ * (pg_get_indexdef) and the replica identity, with search_path set to
+ * pg_catalog alone while it is read: every name not in pg_catalog comes
+ * qualified, as pg_dump prints it, whatever the DDL's search_path.  It is read with catalog scans and the syscache, never
  * by opening the relation (no relcache entry is built for it).
  *
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs: no image is
  *	 read, no lock taken, no key written.
- * - "before" of ALTER TABLE, RENAME, ALTER ... SET SCHEMA and CREATE OR
- *	 REPLACE VIEW is read at ddl_command_start (DdlnImageCommandStart),
- *	 only for the relation the command names, after taking the lock the
- *	 command itself will take, so that nothing changes it between the image
+ * - "before" of ALTER TABLE, RENAME, ALTER ... SET SCHEMA, CREATE OR
+ *	 REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
+ *	 ddl_command_start (DdlnImageCommandStart), only for the relation the
+ *	 command names (an index's: its table), after taking the lock the
+ *	 command itself will take (on the index for ALTER INDEX RENAME, which
+ *	 locks nothing else), so that nothing changes it between the image
  *	 and the command.  The lock is taken only after the name resolved to a
  *	 relation the user owns: a user cannot make us wait on (or hold) a lock
  *	 on a relation the command would refuse to touch.  A relation that does
@@ -66,6 +69,7 @@
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/dependency.h"
+#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -87,6 +91,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -142,6 +147,8 @@ struct DdlnImage
 /* "before" images of the running command, read at ddl_command_start */
 static MemoryContext pending_cxt = NULL;
 static List *pending = NIL;		/* of DdlnImage * */
+static List *given = NIL;		/* relations whose images a row of the
+								 * command carries already */
 
 /* images of dropped relations, read by the object access hook */
 typedef struct DdlnDroppedEnt
@@ -345,6 +352,7 @@ DdlnImageRead(Oid relid)
 	char	  **defaults;
 	int			natts;
 	int			allocated;
+	int			nestlevel;
 
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tup))
@@ -355,6 +363,15 @@ DdlnImageRead(Oid relid)
 		ReleaseSysCache(tup);
 		return NULL;
 	}
+
+	/*
+	 * Names as pg_dump prints them: qualified unless in pg_catalog, whatever
+	 * the DDL's search_path (ruleutils qualifies what it cannot see).
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
 	img = palloc0(sizeof(DdlnImage));
 	img->relid = relid;
 	img->schema = get_namespace_name_or_temp(cls->relnamespace);
@@ -489,6 +506,7 @@ DdlnImageRead(Oid relid)
 	table_close(catrel, AccessShareLock);
 	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
 
+	AtEOXact_GUC(true, nestlevel);
 	return img;
 }
 
@@ -849,6 +867,7 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 			/* the contexts go with TopTransactionContext, the file with the resource owner */
 			pending_cxt = NULL;
 			pending = NIL;
+			given = NIL;
 			dropped_cxt = NULL;
 			dropped = NULL;
 			dropped_file = NULL;
@@ -886,10 +905,12 @@ DdlnImageSkipped(Oid relid)
 
 /*
  * Read the image of the relation "rv" names, after taking "lockmode" on it
- * (the lock the command will take), and keep it for ddl_command_end.
+ * (the lock the command will take), and keep it for ddl_command_end.  With
+ * "index", rv names an index (ALTER INDEX RENAME): the index is locked,
+ * the image is its table's.
  */
 static void
-DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
+DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index)
 {
 	Oid			relid;
 	MemoryContext old;
@@ -901,8 +922,11 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
 	for (int tries = 0;; tries++)
 	{
 		Oid			again;
+		char		relkind = get_rel_relkind(relid);
 
-		if (!OidIsValid(relid) || !DdlnImageKind(get_rel_relkind(relid)))
+		if (!OidIsValid(relid) ||
+			!(index ? (relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX) :
+			  DdlnImageKind(relkind)))
 			return;
 		/* not the user's: the command will refuse it; no lock of ours on it */
 		if (!DdlnRelationOwnerCheck(relid, GetUserId()) || IsCatalogRelationOid(relid))
@@ -916,6 +940,13 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
 		if (tries >= 3)
 			return;
 		relid = again;
+	}
+	/* an index: the image is its table's (the command locks the index only) */
+	if (index)
+	{
+		relid = IndexGetRelation(relid, true);
+		if (!OidIsValid(relid) || !DdlnImageKind(get_rel_relkind(relid)))
+			return;
 	}
 	if (DdlnImageSkipped(relid))
 		return;
@@ -941,6 +972,7 @@ DdlnImageCommandStart(Node *parsetree)
 	if (pending_cxt)
 		MemoryContextReset(pending_cxt);
 	pending = NIL;
+	given = NIL;
 	if (!ddln_capture_changes || parsetree == NULL)
 		return;
 
@@ -952,7 +984,7 @@ DdlnImageCommandStart(Node *parsetree)
 
 				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
 					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE)
-					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds));
+					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false);
 				break;
 			}
 		case T_RenameStmt:
@@ -960,11 +992,17 @@ DdlnImageCommandStart(Node *parsetree)
 				RenameStmt *stmt = (RenameStmt *) parsetree;
 				ObjectType	type = stmt->renameType;
 
-				if (type == OBJECT_COLUMN || type == OBJECT_TABCONSTRAINT)
+				/* RENAME COLUMN says on what; RENAME CONSTRAINT does not */
+				if (type == OBJECT_COLUMN)
 					type = stmt->relationType;
+				else if (type == OBJECT_TABCONSTRAINT)
+					type = OBJECT_TABLE;
 				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
 					type == OBJECT_FOREIGN_TABLE)
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock);
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+				/* ALTER INDEX RENAME locks the index so (RenameRelation) */
+				else if (stmt->renameType == OBJECT_INDEX)
+					DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true);
 				break;
 			}
 		case T_AlterObjectSchemaStmt:
@@ -974,7 +1012,16 @@ DdlnImageCommandStart(Node *parsetree)
 				if (stmt->objectType == OBJECT_TABLE || stmt->objectType == OBJECT_VIEW ||
 					stmt->objectType == OBJECT_MATVIEW ||
 					stmt->objectType == OBJECT_FOREIGN_TABLE)
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock);
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+				break;
+			}
+		case T_IndexStmt:
+			{
+				IndexStmt  *stmt = (IndexStmt *) parsetree;
+
+				/* the lock DefineIndex takes on the table */
+				DdlnImageRemember(stmt->relation,
+								  stmt->concurrent ? ShareUpdateExclusiveLock : ShareLock, false);
 				break;
 			}
 		case T_ViewStmt:
@@ -982,7 +1029,7 @@ DdlnImageCommandStart(Node *parsetree)
 				ViewStmt   *stmt = (ViewStmt *) parsetree;
 
 				if (stmt->replace)
-					DdlnImageRemember(stmt->view, AccessExclusiveLock);
+					DdlnImageRemember(stmt->view, AccessExclusiveLock, false);
 				break;
 			}
 		default:
@@ -990,20 +1037,44 @@ DdlnImageCommandStart(Node *parsetree)
 	}
 }
 
-/* The "before" image of relation "relid" read at ddl_command_start, or NULL. */
-DdlnImage *
-DdlnImageTakeBefore(Oid relid)
+/*
+ * "before", "after" and "changes" of the relation a ddl_command_end row is
+ * about (an index's, a constraint's: their table's), or NULL: "before" if
+ * ddl_command_start read one, "after" then, or for a relation the command
+ * created.  A command that reports the same relation in several rows (ALTER
+ * TABLE with some subcommands, CREATE OR REPLACE VIEW) has them in its
+ * first row only: a consumer applies each change once.
+ */
+Jsonb *
+DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 {
+	Oid			relid = DdlnImageRelationOf(classid, objid);
+	DdlnImage  *before = NULL;
 	ListCell   *lc;
+	MemoryContext old;
 
+	if (!OidIsValid(relid) || list_member_oid(given, relid))
+		return NULL;
 	foreach(lc, pending)
 	{
-		DdlnImage  *img = (DdlnImage *) lfirst(lc);
-
-		if (img->relid == relid)
-			return img;
+		if (((DdlnImage *) lfirst(lc))->relid == relid)
+			before = (DdlnImage *) lfirst(lc);
 	}
-	return NULL;
+	if (before == NULL &&
+		!(classid == RelationRelationId && relid == objid && objsubid == 0 &&
+		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)))
+		return NULL;
+	if (DdlnImageSkipped(relid))
+		return NULL;
+
+	DdlnImageRegisterCallback();
+	if (pending_cxt == NULL)
+		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
+											ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(pending_cxt);
+	given = lappend_oid(given, relid);
+	MemoryContextSwitchTo(old);
+	return DdlnImageDetails(before, DdlnImageRead(relid));
 }
 
 /* ddl_command_end is done with the images of its command. */
@@ -1013,6 +1084,7 @@ DdlnImageForgetBefore(void)
 	if (pending_cxt)
 		MemoryContextReset(pending_cxt);
 	pending = NIL;
+	given = NIL;
 }
 
 /* ---------- "before" of dropped relations ---------- */
