@@ -16,9 +16,9 @@
 --     rolled back leaves nothing; ddl_notify.capture_changes off records none
 --     of these keys.
 -- G15: the WAL message of an event is its row (walmsg.c): the same details.
--- Catches: changes computed from the wrong image (before read at
--- ddl_command_end: test/mutations/images_before_too_late.patch, every ALTER
--- shows no change), and a DROP without its pre-image.
+-- Catches: "before" not read at ddl_command_start (every ALTER without its
+-- changes: test/mutations/images_before_too_late.patch) and a DROP without
+-- the pre-images of what it took (images_no_drop_preimage.patch).
 --
 -- Only the rows a block produced are shown: "last" is the highest id before
 -- the block (\gset).  OIDs never appear in the payload.
