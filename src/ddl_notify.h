@@ -165,11 +165,7 @@ extern char *DdlnCapQuery(const char *query);
 #define DDLN_WAL_MESSAGE_VERSION	1	/* "v" of the JSON content */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* relimage.c: relation images, "before", "after" and "changes" */
-typedef struct DdlnImage DdlnImage;
 extern bool ddln_capture_changes;
-extern DdlnImage *DdlnImageRead(Oid relid);
-extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
-extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after);
 extern void DdlnImageCommandStart(Node *parsetree);
 extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
 extern void DdlnImageForgetBefore(void);

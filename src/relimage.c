@@ -128,7 +128,7 @@ typedef struct DdlnImgPart
 	char	   *constraint;		/* indexes: the constraint it implements */
 } DdlnImgPart;
 
-struct DdlnImage
+typedef struct DdlnImage
 {
 	Oid			relid;
 	char	   *schema;
@@ -142,7 +142,7 @@ struct DdlnImage
 	DdlnImgPart *indexes;
 	char		replident;
 	char	   *replident_index;
-};
+} DdlnImage;
 
 /* "before" images of the running command, read at ddl_command_start */
 static MemoryContext pending_cxt = NULL;
@@ -168,6 +168,8 @@ static int	dropped_end_fileno = 0;	/* where the next image goes in the file */
 static off_t dropped_end_offset = 0;
 
 static object_access_hook_type prev_object_access_hook = NULL;
+
+static Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
 static bool xact_callback_registered = false;
 
 /* ---------- JSON building (jsonb directly, as capture.c builds it) ---------- */
@@ -269,20 +271,14 @@ DdlnImageKindName(char relkind)
 	return NULL;
 }
 
-/* A type with its typmod, qualified unless it is in pg_catalog (as pg_dump prints it). */
+/*
+ * A type with its typmod, as pg_dump prints it: qualified unless it is in
+ * pg_catalog (the image is read with search_path pg_catalog alone).
+ */
 static char *
 DdlnImageTypeName(Oid typid, int32 typmod)
 {
-	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
-	bits16		flags = FORMAT_TYPE_TYPEMOD_GIVEN;
-
-	if (HeapTupleIsValid(tup))
-	{
-		if (((Form_pg_type) GETSTRUCT(tup))->typnamespace != PG_CATALOG_NAMESPACE)
-			flags |= FORMAT_TYPE_FORCE_QUALIFY;
-		ReleaseSysCache(tup);
-	}
-	return format_type_extended(typid, typmod, flags);
+	return format_type_extended(typid, typmod, FORMAT_TYPE_TYPEMOD_GIVEN);
 }
 
 /* A collation's name, qualified unless it is in pg_catalog. */
@@ -340,7 +336,7 @@ DdlnConstraintTypeName(char contype)
  * The image of relation "relid" as the catalogs say now, or NULL when it is
  * not a relation of the kinds that have images (or does not exist).
  */
-DdlnImage *
+static DdlnImage *
 DdlnImageRead(Oid relid)
 {
 	HeapTuple	tup;
@@ -828,7 +824,7 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
  * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
  * left out when NULL, "changes" only with both.
  */
-Jsonb *
+static Jsonb *
 DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
 {
 	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
@@ -1096,7 +1092,7 @@ DdlnImageForgetBefore(void)
  * that relation no longer exists (a row type can be deleted after its
  * table, when the drop reached it through a function or a cast).
  */
-Oid
+static Oid
 DdlnImageRelationOf(Oid classId, Oid objectId)
 {
 	HeapTuple	tup;
