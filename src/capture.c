@@ -43,6 +43,17 @@
  *	 origin_chain and is written without it.
  * - "query" is stored as querytext.c makes it: secrets redacted, cut to
  *	 ddl_notify.max_query_length (its header states how).
+ * - With ddl_notify.capture_changes on, "details" of events on tables,
+ *	 views, materialized views and foreign tables also carry "before",
+ *	 "after" and "changes" (relimage.c, which says when each is read).
+ *	 ddl_command_start records nothing: it only lets relimage.c read the
+ *	 "before" image of the relation the command will change.
+ * - The rows of pg_event_trigger_ddl_commands() and
+ *	 pg_event_trigger_dropped_objects() are read one at a time from the
+ *	 function's tuplestore; sql_drop resets a memory context after each row,
+ *	 so a DROP SCHEMA of thousands of tables holds one row's memory of ours
+ *	 at a time (the event table, opened at the first row, stays open in the
+ *	 call's context).
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
