@@ -891,6 +891,7 @@ DdlnEventTriggerTag(FunctionCallInfo fcinfo, const char *fname)
  */
 typedef struct DdlnObjects
 {
+	MemoryContext cxt;			/* where the rows are read */
 	ExprContext *econtext;
 	Tuplestorestate *store;		/* NULL: no rows */
 	TupleTableSlot *slot;
@@ -912,6 +913,7 @@ DdlnOpenObjects(Oid fnoid, DdlnObjects *objs)
 	LOCAL_FCINFO(fcinfo, 0);
 
 	memset(objs, 0, sizeof(*objs));
+	objs->cxt = CurrentMemoryContext;
 	objs->econtext = CreateStandaloneExprContext();
 	fmgr_info(fnoid, &flinfo);
 	memset(&rsinfo, 0, sizeof(rsinfo));
@@ -932,10 +934,23 @@ DdlnOpenObjects(Oid fnoid, DdlnObjects *objs)
 static bool
 DdlnNextObject(DdlnObjects *objs)
 {
-	if (objs->store == NULL ||
-		!tuplestore_gettupleslot(objs->store, true, false, objs->slot))
+	MemoryContext old;
+	bool		found;
+
+	if (objs->store == NULL)
 		return false;
-	slot_getallattrs(objs->slot);
+	/*
+	 * In the objects' context: a row the tuplestore reads back from its file
+	 * is allocated here and freed by the slot at the next row, whatever
+	 * context the caller resets between rows.
+	 */
+	old = MemoryContextSwitchTo(objs->cxt);
+	found = tuplestore_gettupleslot(objs->store, true, false, objs->slot);
+	if (found)
+		slot_getallattrs(objs->slot);
+	MemoryContextSwitchTo(old);
+	if (!found)
+		return false;
 	objs->values = objs->slot->tts_values;
 	objs->nulls = objs->slot->tts_isnull;
 	return true;

@@ -51,7 +51,11 @@
  *	 by OID (DdlnImageTakeDropped) and forgets them all at its end
  *	 (DdlnImageForgetDropped).
  * - Everything kept lives in the transaction's memory; the transaction's
- *	 end forgets it (an xact callback registered here at first use).
+ *	 end forgets it (an xact callback registered here at first use).  The
+ *	 temporary file belongs to the transaction's resource owner and is
+ *	 closed by sql_drop, or at PRE_COMMIT when a command's sql_drop did not
+ *	 run; a subtransaction's rollback forgets the dropped images it may
+ *	 have read.
  * - Changes are computed between two images: columns matched by attnum,
  *	 constraints and indexes by name, a renamed one by its OID.  An index
  *	 that implements a constraint comes and goes with its constraint and
@@ -97,6 +101,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -893,12 +898,17 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			/* a command whose sql_drop did not run: close the file, no leak warning */
+			DdlnImageForgetDropped();
+			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
-			/* the contexts go with TopTransactionContext, the file with the resource owner */
+			/* the contexts go with TopTransactionContext, the file with its resource owner */
 			pending_cxt = NULL;
 			pending = NIL;
 			given = NIL;
@@ -914,12 +924,26 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * A subtransaction rolled back: the images of dropped relations it read are
+ * of drops that did not happen; forget them (the file belongs to the
+ * transaction's resource owner and is still open).
+ */
+static void
+DdlnImageSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		DdlnImageForgetDropped();
+}
+
 static void
 DdlnImageRegisterCallback(void)
 {
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(DdlnImageXactCallback, NULL);
+		RegisterSubXactCallback(DdlnImageSubXactCallback, NULL);
 		xact_callback_registered = true;
 	}
 }
@@ -1211,8 +1235,12 @@ DdlnImageKeepDropped(DdlnDroppedEnt *ent, Jsonb *jb)
 	if (dropped_file == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(dropped_cxt);
+		ResourceOwner owner = CurrentResourceOwner;
 
+		/* the transaction's, not a subtransaction's: closed by us only */
+		CurrentResourceOwner = TopTransactionResourceOwner;
 		dropped_file = BufFileCreateTemp(false);
+		CurrentResourceOwner = owner;
 		MemoryContextSwitchTo(old);
 	}
 	if (BufFileSeek(dropped_file, dropped_end_fileno, dropped_end_offset, SEEK_SET) != 0)
