@@ -61,6 +61,10 @@
  *	 that implements a constraint comes and goes with its constraint and
  *	 has no change of its own.
  *
+ * Floor: engine (capture's helper): called by capture.c, and by ddl_notify.c
+ * (_PG_init installs the object access hook, which the server calls);
+ * calls common.c only.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -106,10 +110,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "ddl_notify.h"
-
-/* setting (defined in ddl_notify.c's _PG_init) */
-bool		ddln_capture_changes = true;
+#include "common.h"
 
 typedef struct DdlnImgColumn
 {

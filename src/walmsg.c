@@ -35,6 +35,9 @@
  *	 pg_index.  The text is built once per event with StringInfo, strings
  *	 copied as they are unless escape_json is needed.
  *
+ * Floor: engine (capture's helper): called by capture.c only; calls no other
+ * file of ddl_notify.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -64,7 +67,7 @@
 #include "utils/syscache.h"
 #include "utils/xid8.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /*
  * A JSON string of len bytes: copied as it is when nothing in it needs an
