@@ -23,7 +23,10 @@
 -- Only the rows a block produced are shown: "last" is the highest id before
 -- the block (\gset).  OIDs never appear in the payload.
 --
+-- (quiet: whether it is there already depends on the files run before)
+SET client_min_messages = error;
 CREATE EXTENSION IF NOT EXISTS ddl_notify;
+RESET client_min_messages;
 
 -- the changes of the events since a mark, in id order (a temporary function: not recorded)
 CREATE FUNCTION pg_temp.ch(since bigint)
