@@ -110,6 +110,21 @@ SELECT * FROM pg_temp.ops(:last);
 SELECT details->'after'->'indexes'->0->>'definition' AS index_after
 FROM ddl_notify.event WHERE id > :last ORDER BY id DESC LIMIT 1;
 
+-- index definitions follow a renamed function and a renamed column (after reuses
+-- what before printed only while nothing it prints changed)
+CREATE FUNCTION img_f(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 + 1';
+CREATE TABLE img_fx (a int);
+CREATE INDEX img_fx_f ON img_fx (img_f(a));
+ALTER FUNCTION img_f(int) RENAME TO img_g;
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+ALTER TABLE img_fx ADD COLUMN b int;
+ALTER TABLE img_fx RENAME COLUMN a TO c;
+SELECT details->'before'->'indexes'->0->>'definition' AS index_before,
+	   details->'after'->'indexes'->0->>'definition' AS index_after
+FROM ddl_notify.event WHERE id > :last ORDER BY id;
+DROP TABLE img_fx;
+DROP FUNCTION img_g(int);
+
 --
 -- 4. views, materialized views, foreign tables, partitioned tables
 --

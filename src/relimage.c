@@ -95,7 +95,6 @@
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/tablecmds.h"
-#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "storage/buffile.h"
@@ -104,7 +103,6 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -179,35 +177,6 @@ static int	dropped_end_fileno = 0;	/* where the next image goes in the file */
 static off_t dropped_end_offset = 0;
 
 static object_access_hook_type prev_object_access_hook = NULL;
-
-/*
- * Index definitions printed before, by index OID, for the life of the
- * backend: pg_get_indexdef (its search of the default operator classes) is
- * a third of an image's cost, and a table's indexes are printed again at
- * each of its commands.  An entry stands only for the same table, under
- * the same name and schema, with the same columns (their names and
- * numbers, summed up in "columns"); a change of the index itself comes
- * with an invalidation of its relation cache entry, which removes it; a
- * rename of anything an expression or an operator class may print (a
- * function, an operator, a type, a collation, a schema, an operator class,
- * an access method) empties the cache.  At most DDLN_INDEXDEFS_MAX
- * entries: beyond, it starts again empty.
- */
-typedef struct DdlnIndexDef
-{
-	Oid			indexid;		/* hash key */
-	Oid			relid;
-	uint32		columns;
-	char	   *relname;
-	char	   *nspname;
-	char	   *definition;
-} DdlnIndexDef;
-
-#define DDLN_INDEXDEFS_MAX	1024
-
-static MemoryContext indexdefs_cxt = NULL;
-static HTAB *indexdefs = NULL;
-static bool indexdefs_callbacks = false;
 
 static Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
 static bool xact_callback_registered = false;
@@ -376,102 +345,6 @@ DdlnConstraintTypeName(char contype)
  * The image of relation "relid" as the catalogs say now, or NULL when it is
  * not a relation of the kinds that have images (or does not exist).
  */
-static void
-DdlnIndexDefsForgetAll(Datum arg, int cacheid, uint32 hashvalue)
-{
-	if (indexdefs_cxt)
-		MemoryContextReset(indexdefs_cxt);
-	indexdefs = NULL;
-}
-
-static void
-DdlnIndexDefsForgetRel(Datum arg, Oid relid)
-{
-	if (indexdefs == NULL)
-		return;
-	if (!OidIsValid(relid))
-		DdlnIndexDefsForgetAll(arg, 0, 0);
-	else
-		(void) hash_search(indexdefs, &relid, HASH_REMOVE, NULL);
-}
-
-/* The columns of an image summed up: their numbers and names. */
-static uint32
-DdlnImageColumnsHash(const DdlnImage *img)
-{
-	uint32		h = 0;
-
-	for (int i = 0; i < img->ncolumns; i++)
-	{
-		h = hash_combine(h, (uint32) img->columns[i].attnum);
-		h = hash_combine(h, hash_bytes((const unsigned char *) img->columns[i].name,
-									   strlen(img->columns[i].name)));
-	}
-	return h;
-}
-
-/* pg_get_indexdef of an index of "img", from the cache when it stands. */
-static char *
-DdlnIndexDefinition(Oid indexid, const DdlnImage *img, uint32 columns)
-{
-	DdlnIndexDef *ent;
-	bool		found;
-	char	   *def;
-	MemoryContext old;
-
-	if (!indexdefs_callbacks)
-	{
-		static const int caches[] = {PROCOID, OPEROID, TYPEOID, COLLOID, NAMESPACEOID,
-		CLAOID, AMOID};
-
-		CacheRegisterRelcacheCallback(DdlnIndexDefsForgetRel, (Datum) 0);
-		for (int i = 0; i < (int) lengthof(caches); i++)
-			CacheRegisterSyscacheCallback(caches[i], DdlnIndexDefsForgetAll, (Datum) 0);
-		indexdefs_callbacks = true;
-	}
-	if (indexdefs != NULL)
-	{
-		ent = (DdlnIndexDef *) hash_search(indexdefs, &indexid, HASH_FIND, NULL);
-		if (ent && ent->relid == img->relid && ent->columns == columns &&
-			strcmp(ent->relname, img->name) == 0 && strcmp(ent->nspname, img->schema) == 0)
-			return pstrdup(ent->definition);
-	}
-
-	def = DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(indexid)));
-
-	/* (printing may have processed invalidations: look at the cache again) */
-	if (indexdefs_cxt == NULL)
-		indexdefs_cxt = AllocSetContextCreate(CacheMemoryContext, "ddl_notify index definitions",
-											  ALLOCSET_SMALL_SIZES);
-	if (indexdefs != NULL && hash_get_num_entries(indexdefs) >= DDLN_INDEXDEFS_MAX)
-		DdlnIndexDefsForgetAll((Datum) 0, 0, 0);
-	if (indexdefs == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(DdlnIndexDef);
-		ctl.hcxt = indexdefs_cxt;
-		indexdefs = hash_create("ddl_notify index definitions", 64, &ctl,
-								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	ent = (DdlnIndexDef *) hash_search(indexdefs, &indexid, HASH_ENTER, &found);
-	old = MemoryContextSwitchTo(indexdefs_cxt);
-	if (found)
-	{
-		pfree(ent->relname);
-		pfree(ent->nspname);
-		pfree(ent->definition);
-	}
-	ent->relid = img->relid;
-	ent->columns = columns;
-	ent->relname = pstrdup(img->name);
-	ent->nspname = pstrdup(img->schema);
-	ent->definition = pstrdup(def);
-	MemoryContextSwitchTo(old);
-	return def;
-}
-
 /*
  * May the definitions of "like" (an image of the same relation read earlier
  * in the command) stand for those of a constraint or index with the same
@@ -536,7 +409,6 @@ DdlnImageRead(Oid relid, const DdlnImage *like)
 	List	   *indexes;
 	ListCell   *lc;
 	Oid			replident_index = InvalidOid;
-	uint32		columns;
 
 	if (!DdlnImageKind(get_rel_relkind(relid)))
 		return NULL;
@@ -641,7 +513,6 @@ DdlnImageRead(Oid relid, const DdlnImage *like)
 	if (img->replident == REPLICA_IDENTITY_INDEX)
 		replident_index = RelationGetReplicaIndex(rel);
 	indexes = RelationGetIndexList(rel);
-	columns = DdlnImageColumnsHash(img);
 	img->indexes = palloc(sizeof(DdlnImgPart) * Max(list_length(indexes), 1));
 	foreach(lc, indexes)
 	{
@@ -659,7 +530,8 @@ DdlnImageRead(Oid relid, const DdlnImage *like)
 			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes,
 													indexid, name);
 		if (part->definition == NULL)
-			part->definition = DdlnIndexDefinition(indexid, img, columns);
+			part->definition =
+				DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(indexid)));
 		for (int i = 0; i < img->nconstraints; i++)
 		{
 			if (img->constraints[i].indexid == indexid)
