@@ -1083,9 +1083,12 @@ DdlnImageCommandStart(Node *parsetree)
 			{
 				IndexStmt  *stmt = (IndexStmt *) parsetree;
 
-				/* the lock DefineIndex takes on the table */
-				DdlnImageRemember(stmt->relation,
-								  stmt->concurrent ? ShareUpdateExclusiveLock : ShareLock, false);
+				/*
+				 * the lock DefineIndex takes on the table; not CONCURRENTLY,
+				 * which commits inside: no image would survive to its end
+				 */
+				if (!stmt->concurrent)
+					DdlnImageRemember(stmt->relation, ShareLock, false);
 				break;
 			}
 		case T_ViewStmt:
