@@ -323,3 +323,12 @@ LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_wait_for_delivery';
 CREATE OR REPLACE FUNCTION ddl_notify.delivery_status()
 RETURNS text
 LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'ddl_notify_delivery_status';
+
+-- issue 27: "before", "after" and "changes" of relations (src/relimage.c):
+-- the "before" image of an ALTER is read at ddl_command_start
+CREATE FUNCTION ddl_notify.capture_ddl_command_start() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_ddl_command_start';
+REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_start() FROM PUBLIC;
+CREATE EVENT TRIGGER ddl_notify_ddl_command_start ON ddl_command_start
+	EXECUTE FUNCTION ddl_notify.capture_ddl_command_start();
+ALTER EVENT TRIGGER ddl_notify_ddl_command_start ENABLE ALWAYS;

@@ -44,10 +44,21 @@
  *	 origin_chain and is written without it.
  * - "query" is stored as querytext.c makes it: secrets redacted, cut to
  *	 ddl_notify.max_query_length (its header states how).
+ * - With ddl_notify.capture_changes on, "details" of events on tables,
+ *	 views, materialized views and foreign tables also carry "before",
+ *	 "after" and "changes" (relimage.c, which says when each is read).
+ *	 ddl_command_start records nothing: it only lets relimage.c read the
+ *	 "before" image of the relation the command will change.
+ * - The rows of pg_event_trigger_ddl_commands() and
+ *	 pg_event_trigger_dropped_objects() are read one at a time from the
+ *	 function's tuplestore; sql_drop resets a memory context after each row,
+ *	 so a DROP SCHEMA of thousands of tables holds one row's memory of ours
+ *	 at a time (the event table, opened at the first row, stays open in the
+ *	 call's context).
  *
  * Floor: capture (under the entry): called by the event triggers through
- * fmgr and by ddl_notify.c; calls querytext.c, walmsg.c, counter.c and
- * common.c, never the API, the worker or the engine.
+ * fmgr and by ddl_notify.c; calls querytext.c, relimage.c, walmsg.c,
+ * counter.c and common.c, never the API, the worker or the engine.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -93,6 +104,7 @@
 #include "utils/formatting.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
@@ -100,6 +112,7 @@
 
 #include "common.h"
 
+PG_FUNCTION_INFO_V1(ddl_notify_capture_ddl_command_start);
 PG_FUNCTION_INFO_V1(ddl_notify_capture_ddl_command_end);
 PG_FUNCTION_INFO_V1(ddl_notify_capture_sql_drop);
 PG_FUNCTION_INFO_V1(ddl_notify_capture_table_rewrite);
@@ -130,6 +143,7 @@ typedef struct DdlnCaptureCall
 	Relation	rel;			/* ddl_notify.event, opened at the first row */
 	CatalogIndexState indstate;
 	Oid			seqid;			/* its id sequence */
+	MemoryContext cxt;			/* the call's: the table stays open in it */
 } DdlnCaptureCall;
 
 
@@ -161,6 +175,7 @@ static void
 DdlnBeginCapture(DdlnCaptureCall *call)
 {
 	memset(call, 0, sizeof(*call));
+	call->cxt = CurrentMemoryContext;
 	namestrcpy(&call->role_name, GetUserNameFromId(GetUserId(), false));
 	call->query = ddln_capture_query ?
 		DdlnCapQuery(DdlnRedactSecrets(DdlnCurrentStatementText())) : NULL;
@@ -233,7 +248,12 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	} while (0)
 
 	if (call->rel == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
 		DdlnOpenEventTable(call);
+		MemoryContextSwitchTo(old);
+	}
 
 	memset(nulls, false, sizeof(nulls));
 	values[DDLN_EV_ID] = Int64GetDatum(DdlnCounterNext(call->seqid));
@@ -781,12 +801,20 @@ DdlnEventTriggerTag(FunctionCallInfo fcinfo, const char *fname)
 	return GetCommandTagName(((EventTriggerData *) fcinfo->context)->tag);
 }
 
-/* The rows of one of the event trigger functions, deformed. */
+/*
+ * The rows of one of the event trigger functions, as it returned them (a
+ * tuplestore, which spills to a file beyond work_mem), read one at a time:
+ * a DROP SCHEMA of thousands of tables never has them all deformed in
+ * memory at once.
+ */
 typedef struct DdlnObjects
 {
-	int			n;
-	Datum	  **values;
-	bool	  **nulls;
+	MemoryContext cxt;			/* where the rows are read */
+	ExprContext *econtext;
+	Tuplestorestate *store;		/* NULL: no rows */
+	TupleTableSlot *slot;
+	Datum	   *values;			/* the current row */
+	bool	   *nulls;
 } DdlnObjects;
 
 /*
@@ -795,80 +823,110 @@ typedef struct DdlnObjects
  * and keep its rows: no SQL, no planning, no executor start-up per DDL.
  */
 static void
-DdlnReadObjects(Oid fnoid, DdlnObjects *objs)
+DdlnOpenObjects(Oid fnoid, DdlnObjects *objs)
 {
 	FmgrInfo	flinfo;
 	ReturnSetInfo rsinfo;
-	ExprContext *econtext = CreateStandaloneExprContext();
-	TupleTableSlot *slot;
-	int			allocated = 8;
 
 	LOCAL_FCINFO(fcinfo, 0);
 
+	memset(objs, 0, sizeof(*objs));
+	objs->cxt = CurrentMemoryContext;
+	objs->econtext = CreateStandaloneExprContext();
 	fmgr_info(fnoid, &flinfo);
 	memset(&rsinfo, 0, sizeof(rsinfo));
 	rsinfo.type = T_ReturnSetInfo;
-	rsinfo.econtext = econtext;
+	rsinfo.econtext = objs->econtext;
 	rsinfo.allowedModes = (int) SFRM_Materialize;
 	rsinfo.returnMode = SFRM_Materialize;
 	InitFunctionCallInfoData(*fcinfo, &flinfo, 0, InvalidOid, NULL, (Node *) &rsinfo);
 	(void) FunctionCallInvoke(fcinfo);
 
-	memset(objs, 0, sizeof(*objs));
 	if (rsinfo.setResult == NULL)
-	{
-		FreeExprContext(econtext, true);
 		return;
-	}
-	objs->values = palloc(sizeof(Datum *) * allocated);
-	objs->nulls = palloc(sizeof(bool *) * allocated);
-	slot = MakeSingleTupleTableSlot(rsinfo.setDesc, &TTSOpsMinimalTuple);
-	while (tuplestore_gettupleslot(rsinfo.setResult, true, false, slot))
-	{
-		HeapTuple	tup = ExecCopySlotHeapTuple(slot);
-		int			natts = rsinfo.setDesc->natts;
-
-		if (objs->n == allocated)
-		{
-			allocated *= 2;
-			objs->values = repalloc(objs->values, sizeof(Datum *) * allocated);
-			objs->nulls = repalloc(objs->nulls, sizeof(bool *) * allocated);
-		}
-		objs->values[objs->n] = palloc(sizeof(Datum) * natts);
-		objs->nulls[objs->n] = palloc(sizeof(bool) * natts);
-		heap_deform_tuple(tup, rsinfo.setDesc, objs->values[objs->n], objs->nulls[objs->n]);
-		objs->n++;
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	tuplestore_end(rsinfo.setResult);
-	FreeExprContext(econtext, true);
+	objs->store = rsinfo.setResult;
+	objs->slot = MakeSingleTupleTableSlot(rsinfo.setDesc, &TTSOpsMinimalTuple);
 }
 
-/* Column "col" (0-based) of row "i", as a C string, NULL for NULL. */
-static const char *
-DdlnObjText(DdlnObjects *objs, int i, int col)
+/* The next row, in objs->values and objs->nulls; false after the last. */
+static bool
+DdlnNextObject(DdlnObjects *objs)
 {
-	return objs->nulls[i][col] ? NULL : TextDatumGetCString(objs->values[i][col]);
+	MemoryContext old;
+	bool		found;
+
+	if (objs->store == NULL)
+		return false;
+	/*
+	 * In the objects' context: a row the tuplestore reads back from its file
+	 * is allocated here and freed by the slot at the next row, whatever
+	 * context the caller resets between rows.
+	 */
+	old = MemoryContextSwitchTo(objs->cxt);
+	found = tuplestore_gettupleslot(objs->store, true, false, objs->slot);
+	if (found)
+		slot_getallattrs(objs->slot);
+	MemoryContextSwitchTo(old);
+	if (!found)
+		return false;
+	objs->values = objs->slot->tts_values;
+	objs->nulls = objs->slot->tts_isnull;
+	return true;
+}
+
+/* Back to before the first row. */
+static void
+DdlnRewindObjects(DdlnObjects *objs)
+{
+	if (objs->store)
+		tuplestore_rescan(objs->store);
+}
+
+static void
+DdlnCloseObjects(DdlnObjects *objs)
+{
+	if (objs->store)
+	{
+		ExecDropSingleTupleTableSlot(objs->slot);
+		tuplestore_end(objs->store);
+	}
+	FreeExprContext(objs->econtext, true);
+}
+
+/* Column "col" (0-based) of the current row, as a C string, NULL for NULL. */
+static const char *
+DdlnObjText(DdlnObjects *objs, int col)
+{
+	return objs->nulls[col] ? NULL : TextDatumGetCString(objs->values[col]);
+}
+
+/* Is column "col" of the current row the text "s"?  (Nothing allocated.) */
+static bool
+DdlnObjTextIs(DdlnObjects *objs, int col, const char *s)
+{
+	text	   *t;
+
+	if (objs->nulls[col])
+		return false;
+	t = DatumGetTextPP(objs->values[col]);
+	return VARSIZE_ANY_EXHDR(t) == strlen(s) && memcmp(VARDATA_ANY(t), s, strlen(s)) == 0;
 }
 
 /*
  * Is one of the rows the extension ddl_notify itself?  Then the statement is
  * CREATE/ALTER/DROP EXTENSION ddl_notify and none of its rows is recorded:
- * the others are the extension's own objects.
+ * the others are the extension's own objects.  Leaves the rows rewound.
  */
 static bool
 DdlnAboutThisExtension(DdlnObjects *objs, int typecol, int identcol)
 {
-	for (int i = 0; i < objs->n; i++)
-	{
-		const char *otype = DdlnObjText(objs, i, typecol);
-		const char *ident = DdlnObjText(objs, i, identcol);
+	bool		found = false;
 
-		if (otype && ident && strcmp(otype, "extension") == 0 &&
-			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
-			return true;
-	}
-	return false;
+	while (!found && DdlnNextObject(objs))
+		found = DdlnObjTextIs(objs, typecol, "extension") &&
+			DdlnObjTextIs(objs, identcol, DDLN_EXTENSION_NAME);
+	DdlnRewindObjects(objs);
+	return found;
 }
 
 /*
@@ -952,6 +1010,31 @@ DdlnJsonTextArray(DdlnJsonbState *st, bool isnull, Datum arr)
 }
 
 /*
+ * ddl_command_start: records nothing; reads the "before" image of the
+ * relation an ALTER, RENAME, SET SCHEMA or CREATE OR REPLACE VIEW will
+ * change (relimage.c), for ddl_command_end.
+ */
+Datum
+ddl_notify_capture_ddl_command_start(PG_FUNCTION_ARGS)
+{
+	(void) DdlnEventTriggerTag(fcinfo, "capture_ddl_command_start");
+	DdlnImageCommandStart(((EventTriggerData *) fcinfo->context)->parsetree);
+	PG_RETURN_VOID();
+}
+
+/* "details" and "more" (an object, or NULL) together. */
+static Jsonb *
+DdlnDetailsWith(Jsonb *details, Jsonb *more)
+{
+	if (more == NULL)
+		return details;
+	if (details == NULL)
+		return more;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(details),
+											  JsonbPGetDatum(more)));
+}
+
+/*
  * ddl_command_end: one row per command of pg_event_trigger_ddl_commands(),
  * GRANT expanded per object, ALTER TABLE with its subcommands.
  */
@@ -973,27 +1056,27 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 	DdlnBeginCapture(&call);
 	/* the catalog rows the command just wrote must be visible to us */
 	CommandCounterIncrement();
-	DdlnReadObjects(F_PG_EVENT_TRIGGER_DDL_COMMANDS, &objs);
+	DdlnOpenObjects(F_PG_EVENT_TRIGGER_DDL_COMMANDS, &objs);
 	if (!DdlnAboutThisExtension(&objs, 4, 6))
 	{
 		/*
 		 * Columns: classid, objid, objsubid, command_tag, object_type,
 		 * schema_name, object_identity, in_extension, command
 		 */
-		for (int i = 0; i < objs.n; i++)
+		while (DdlnNextObject(&objs))
 		{
-			Datum	   *v = objs.values[i];
-			bool	   *isnull = objs.nulls[i];
+			Datum	   *v = objs.values;
+			bool	   *isnull = objs.nulls;
 			DdlnEventRow row = {0};
 			CollectedCommand *cmd;
 
 			row.trigger_event = "ddl_command_end";
-			row.command_tag = DdlnObjText(&objs, i, 3);
+			row.command_tag = DdlnObjText(&objs, 3);
 			if (row.command_tag == NULL)
 				row.command_tag = tag;
-			row.object_type = DdlnObjText(&objs, i, 4);
-			row.schema_name = DdlnObjText(&objs, i, 5);
-			row.object_identity = DdlnObjText(&objs, i, 6);
+			row.object_type = DdlnObjText(&objs, 4);
+			row.schema_name = DdlnObjText(&objs, 5);
+			row.object_identity = DdlnObjText(&objs, 6);
 			row.in_extension = !isnull[7] && DatumGetBool(v[7]);
 			if (!isnull[0])
 			{
@@ -1019,11 +1102,18 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 
 			if (cmd && cmd->type == SCT_AlterTable)
 				row.details = DdlnAlterTableDetails(cmd);
+			/* "before", "after" and "changes" of a relation (relimage.c) */
+			if (ddln_capture_changes && row.has_address)
+				row.details = DdlnDetailsWith(row.details,
+											  DdlnImageForRow(row.classid, row.objid,
+															  row.objsubid, row.command_tag));
 
 			DdlnInsertEvent(&call, &row);
 		}
 	}
 
+	DdlnCloseObjects(&objs);
+	DdlnImageForgetBefore();
 	DdlnEndCapture(&call);
 	PG_RETURN_VOID();
 }
@@ -1038,32 +1128,45 @@ ddl_notify_capture_sql_drop(PG_FUNCTION_ARGS)
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_sql_drop");
 	DdlnCaptureCall call;
 	DdlnObjects objs;
+	bool		about_this;
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext rowcxt;
 
 	DdlnBeginCapture(&call);
-	DdlnReadObjects(F_PG_EVENT_TRIGGER_DROPPED_OBJECTS, &objs);
-	if (DdlnAboutThisExtension(&objs, 6, 9))
-		objs.n = 0;
+	DdlnOpenObjects(F_PG_EVENT_TRIGGER_DROPPED_OBJECTS, &objs);
+	about_this = DdlnAboutThisExtension(&objs, 6, 9);
+
+	/*
+	 * One row at a time, each in a memory context reset after it: a DROP
+	 * SCHEMA of thousands of tables needs no more memory of ours than one
+	 * row's (ddl_notify.event's descriptor and indexes, opened at the
+	 * first row, live in the call's context).
+	 */
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify sql_drop row",
+								   ALLOCSET_DEFAULT_SIZES);
 
 	/*
 	 * Columns: classid, objid, objsubid, original, normal, is_temporary,
 	 * object_type, schema_name, object_name, object_identity, address_names,
 	 * address_args
 	 */
-	for (int i = 0; i < objs.n; i++)
+	while (!about_this && DdlnNextObject(&objs))
 	{
-		Datum	   *v = objs.values[i];
-		bool	   *isnull = objs.nulls[i];
+		Datum	   *v = objs.values;
+		bool	   *isnull = objs.nulls;
 		DdlnEventRow row = {0};
 		bool		original = DatumGetBool(v[3]);
 		bool		normal = DatumGetBool(v[4]);
 		bool		is_temp = DatumGetBool(v[5]);
 		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 
+		MemoryContextReset(rowcxt);
+		MemoryContextSwitchTo(rowcxt);
 		row.trigger_event = "sql_drop";
 		row.command_tag = tag;
-		row.object_type = DdlnObjText(&objs, i, 6);
-		row.schema_name = DdlnObjText(&objs, i, 7);
-		row.object_identity = DdlnObjText(&objs, i, 9);
+		row.object_type = DdlnObjText(&objs, 6);
+		row.schema_name = DdlnObjText(&objs, 7);
+		row.object_identity = DdlnObjText(&objs, 9);
 		row.has_address = true;
 		row.classid = DatumGetObjectId(v[0]);
 		row.objid = DatumGetObjectId(v[1]);
@@ -1124,10 +1227,17 @@ ddl_notify_capture_sql_drop(PG_FUNCTION_ARGS)
 		DdlnJsonKey(&st, "address_args");
 		DdlnJsonTextArray(&st, isnull[11], v[11]);
 		row.details = DdlnJsonFinish(&st);
+		/* the pre-image of a dropped relation (relimage.c) */
+		if (ddln_capture_changes && row.classid == RelationRelationId && row.objsubid == 0)
+			row.details = DdlnDetailsWith(row.details, DdlnImageTakeDropped(row.objid));
 
 		DdlnInsertEvent(&call, &row);
 	}
 
+	MemoryContextSwitchTo(cxt);
+	MemoryContextDelete(rowcxt);
+	DdlnCloseObjects(&objs);
+	DdlnImageForgetDropped();
 	DdlnEndCapture(&call);
 	PG_RETURN_VOID();
 }

@@ -75,6 +75,7 @@ Datum		ddln_current_chain = (Datum) 0;
  */
 bool		ddln_capture_temp = false;
 bool		ddln_capture_query = true;
+bool		ddln_capture_changes = true;
 int			ddln_batch_size = 1000;
 int			ddln_retry_initial_delay = 1000;
 int			ddln_retry_max_delay = 300000;

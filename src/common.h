@@ -63,6 +63,9 @@
  *					function may be a handler and who may act for an owner
  *	  querytext.c	the statement text an event stores: secrets redacted,
  *					length capped
+ *	  relimage.c	relation images for capture: "before", "after" and
+ *					"changes" of the relations a command touches, dropped
+ *					ones included (its object access hook reads those)
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
  *
@@ -93,6 +96,7 @@
 #include "access/tupdesc.h"
 #include "catalog/indexing.h"
 #include "nodes/nodes.h"
+#include "utils/jsonb.h"
 #include "utils/timestamp.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
@@ -126,6 +130,7 @@
 /* settings: defined by ddl_notify.c, their variables in common.c */
 extern bool ddln_capture_temp;
 extern bool ddln_capture_query;
+extern bool ddln_capture_changes;
 extern int	ddln_batch_size;
 extern int	ddln_retry_initial_delay;
 extern int	ddln_retry_max_delay;
@@ -181,6 +186,14 @@ extern char *DdlnCapQuery(const char *query);
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
 #define DDLN_WAL_MESSAGE_VERSION	1	/* "v" of the JSON content */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
+/* relimage.c: relation images, "before", "after" and "changes" */
+extern void DdlnImageCommandStart(Node *parsetree);
+extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
+extern void DdlnImageForgetBefore(void);
+extern Jsonb *DdlnImageTakeDropped(Oid relid);
+extern void DdlnImageForgetDropped(void);
+extern void DdlnImageInstallHooks(void);
+
 /* counter.c */
 extern int64 DdlnCounterNext(Oid seqrelid);
 extern int64 DdlnCounterNextAbove(Oid seqrelid, int64 floor);
