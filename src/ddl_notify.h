@@ -159,7 +159,8 @@ extern char *DdlnCapQuery(const char *query);
 
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
-#define DDLN_WAL_MESSAGE_VERSION	1	/* "v" of the JSON content */
+#define DDLN_WAL_MESSAGE_VERSION	2	/* the default "v" of the JSON content */
+extern int	ddln_wal_message_version;	/* ddl_notify.wal_message_version */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* counter.c */
 extern int64 DdlnCounterNext(Oid seqrelid);
