@@ -150,6 +150,41 @@ def create_sql(image):
 
 # --- the changes of an ALTER -------------------------------------------------
 
+# The changes come by column (attnum order), then constraints, indexes and
+# the replica identity.  One ALTER TABLE may need them in another order to
+# be accepted when they are applied one by one: a primary key dropped before
+# its column's NOT NULL, an identity dropped before its column's type
+# changes, a default dropped before and set after a type change, a foreign
+# key added after the key it references, the replica identity moved off an
+# index before the index goes and onto one after it came.
+COLUMN_STEPS = ['rename column', 'drop identity', 'drop expression', 'drop default',
+                'alter column type', 'set collation', 'set not null', 'drop not null',
+                'set default', 'add identity', 'set identity', 'set expression']
+CONSTRAINT_STEPS = ['primary key', 'unique', 'exclusion', 'check', 'foreign key']
+
+
+def change_order(ch):
+    op = ch['op']
+    if op in ('rename', 'set schema'):
+        return (0,)
+    if op == 'set replica identity':
+        return (1,) if ch.get('new') != 'index' else (9,)
+    if op in ('drop constraint', 'drop index'):
+        return (2,)
+    if op in ('add column', 'drop column'):
+        return (3,)
+    if op in COLUMN_STEPS:
+        return (4, COLUMN_STEPS.index(op))
+    if op in ('rename constraint', 'rename index'):
+        return (5,)
+    if op == 'add constraint':
+        t = ch['constraint'].get('type')
+        return (6, CONSTRAINT_STEPS.index(t) if t in CONSTRAINT_STEPS else 0)
+    if op == 'add index':
+        return (7,)
+    return (8,)
+
+
 def after_column(after, name):
     for c in (after or {}).get('columns', []):
         if c['name'] == name:
@@ -195,10 +230,13 @@ class Applier:
 
     def apply_changes(self, before, after, changes):
         """One statement per change, to the relation as "before" names it
-        (a rename or SET SCHEMA moves on to its new name)."""
-        kind = KIND_SQL[(after or before)['kind']]
+        (a rename or SET SCHEMA moves on to its new name), in an order
+        PostgreSQL accepts (change_order)."""
+        kind = KIND_SQL.get((after or before)['kind'])
+        if kind is None:
+            raise NotUnderstood('changes of a %s' % (after or before)['kind'])
         schema, name = before['schema'], before['name']
-        for ch in changes:
+        for ch in sorted(changes, key=change_order):
             op = ch['op']
             self.counts[op] = self.counts.get(op, 0) + 1
             rel = qname(schema, name)
@@ -240,6 +278,10 @@ class Applier:
                     self.run(alter + 'ALTER COLUMN %s ADD GENERATED %s AS IDENTITY' % (ident(col['name']), how))
                 else:
                     self.run(alter + 'ALTER COLUMN %s SET GENERATED %s' % (ident(col['name']), how))
+            elif op == 'drop expression':
+                self.run(alter + 'ALTER COLUMN %s DROP EXPRESSION IF EXISTS' % ident(ch['column']))
+            elif op == 'set expression':
+                self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (ident(ch['column']), ch['new']))
             elif op == 'drop identity':
                 self.run(alter + 'ALTER COLUMN %s DROP IDENTITY IF EXISTS' % ident(ch['column']))
             elif op == 'add constraint':
@@ -266,7 +308,8 @@ class Applier:
                 if self.relation_exists(schema, ch['old']):
                     self.run('ALTER INDEX %s RENAME TO %s' % (qname(schema, ch['old']), ident(ch['new'])))
             elif op == 'set replica identity':
-                self.run(alter + replica_identity_sql(after))
+                self.run(alter + replica_identity_sql(
+                    {'replica_identity': ch['new'], 'replica_identity_index': ch.get('new_index')}))
             else:
                 raise NotUnderstood('change "%s"' % op)
 
