@@ -270,3 +270,12 @@ COMMENT ON FUNCTION ddl_notify.delivery_state() IS
 	'how events reach subscribers in this database, as columns: mode (manual, delivering, starting, waiting for a slot, queued, idle, idle, retry due), worker pids, since when queued, next retry; detail is delivery_status()';
 
 REVOKE ALL ON FUNCTION ddl_notify.delivery_state() FROM PUBLIC;
+
+-- issue 27: "before", "after" and "changes" of relations (src/relimage.c):
+-- the "before" image of an ALTER is read at ddl_command_start
+CREATE FUNCTION ddl_notify.capture_ddl_command_start() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_ddl_command_start';
+REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_start() FROM PUBLIC;
+CREATE EVENT TRIGGER ddl_notify_ddl_command_start ON ddl_command_start
+	EXECUTE FUNCTION ddl_notify.capture_ddl_command_start();
+ALTER EVENT TRIGGER ddl_notify_ddl_command_start ENABLE ALWAYS;

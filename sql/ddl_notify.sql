@@ -308,6 +308,8 @@ SELECT ($1 OPERATOR(pg_catalog.&) (1::bigint OPERATOR(pg_catalog.<<) $3)) OPERAT
 $$;
 
 -- Capture (src/capture.c)
+CREATE FUNCTION ddl_notify.capture_ddl_command_start() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_ddl_command_start';
 CREATE FUNCTION ddl_notify.capture_ddl_command_end() RETURNS event_trigger
 	LANGUAGE c AS 'MODULE_PATHNAME', 'capture_ddl_command_end';
 CREATE FUNCTION ddl_notify.capture_sql_drop() RETURNS event_trigger
@@ -475,18 +477,24 @@ REVOKE ALL ON FUNCTION ddl_notify.wait_for_delivery(interval) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.delivery_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.worker_pool() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.delivery_state() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_start() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_ddl_command_end() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_sql_drop() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.capture_table_rewrite() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ddl_notify.subscriber_restore() FROM PUBLIC;
 
 -- Event triggers last: nothing above is recorded.
+-- ddl_command_start records nothing: it reads the "before" image of the
+-- relation an ALTER will change (src/relimage.c).
+CREATE EVENT TRIGGER ddl_notify_ddl_command_start ON ddl_command_start
+	EXECUTE FUNCTION ddl_notify.capture_ddl_command_start();
 CREATE EVENT TRIGGER ddl_notify_ddl_command_end ON ddl_command_end
 	EXECUTE FUNCTION ddl_notify.capture_ddl_command_end();
 CREATE EVENT TRIGGER ddl_notify_sql_drop ON sql_drop
 	EXECUTE FUNCTION ddl_notify.capture_sql_drop();
 CREATE EVENT TRIGGER ddl_notify_table_rewrite ON table_rewrite
 	EXECUTE FUNCTION ddl_notify.capture_table_rewrite();
+ALTER EVENT TRIGGER ddl_notify_ddl_command_start ENABLE ALWAYS;
 ALTER EVENT TRIGGER ddl_notify_ddl_command_end ENABLE ALWAYS;
 ALTER EVENT TRIGGER ddl_notify_sql_drop ENABLE ALWAYS;
 ALTER EVENT TRIGGER ddl_notify_table_rewrite ENABLE ALWAYS;

@@ -95,6 +95,7 @@
 
 #include "ddl_notify.h"
 
+PG_FUNCTION_INFO_V1(ddl_notify_capture_ddl_command_start);
 PG_FUNCTION_INFO_V1(capture_ddl_command_end);
 PG_FUNCTION_INFO_V1(capture_sql_drop);
 PG_FUNCTION_INFO_V1(capture_table_rewrite);
@@ -1034,6 +1035,56 @@ DdlnJsonTextArray(DdlnJsonbState *st, bool isnull, Datum arr)
 }
 
 /*
+ * ddl_command_start: records nothing; reads the "before" image of the
+ * relation an ALTER, RENAME, SET SCHEMA or CREATE OR REPLACE VIEW will
+ * change (relimage.c), for ddl_command_end.
+ */
+Datum
+ddl_notify_capture_ddl_command_start(PG_FUNCTION_ARGS)
+{
+	(void) DdlnEventTriggerTag(fcinfo, "capture_ddl_command_start");
+	DdlnImageCommandStart(((EventTriggerData *) fcinfo->context)->parsetree);
+	PG_RETURN_VOID();
+}
+
+/* "details" and "more" (an object, or NULL) together. */
+static Jsonb *
+DdlnDetailsWith(Jsonb *details, Jsonb *more)
+{
+	if (more == NULL)
+		return details;
+	if (details == NULL)
+		return more;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(details),
+											  JsonbPGetDatum(more)));
+}
+
+/*
+ * "before", "after" and "changes" of the relation a ddl_command_end row is
+ * about (relimage.c): "before" if ddl_command_start read one, "after" then,
+ * or for a relation the command created.
+ */
+static Jsonb *
+DdlnRowImages(const DdlnEventRow *row)
+{
+	Oid			relid;
+	DdlnImage  *before;
+
+	if (!row->has_address)
+		return NULL;
+	relid = DdlnImageRelationOf(row->classid, row->objid);
+	if (!OidIsValid(relid))
+		return NULL;
+	before = DdlnImageTakeBefore(relid);
+	if (before == NULL &&
+		!(row->classid == RelationRelationId && relid == row->objid && row->objsubid == 0 &&
+		  (strncmp(row->command_tag, "CREATE ", 7) == 0 ||
+		   strcmp(row->command_tag, "SELECT INTO") == 0)))
+		return NULL;
+	return DdlnImageDetails(before, DdlnImageRead(relid));
+}
+
+/*
  * ddl_command_end: one row per command of pg_event_trigger_ddl_commands(),
  * GRANT expanded per object, ALTER TABLE with its subcommands.
  */
@@ -1101,11 +1152,14 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 
 			if (cmd && cmd->type == SCT_AlterTable)
 				row.details = DdlnAlterTableDetails(cmd);
+			if (ddln_capture_changes)
+				row.details = DdlnDetailsWith(row.details, DdlnRowImages(&row));
 
 			DdlnInsertEvent(&call, &row);
 		}
 	}
 
+	DdlnImageForgetBefore();
 	DdlnEndCapture(&call);
 	PG_RETURN_VOID();
 }
@@ -1206,10 +1260,14 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 		DdlnJsonKey(&st, "address_args");
 		DdlnJsonTextArray(&st, isnull[11], v[11]);
 		row.details = DdlnJsonFinish(&st);
+		/* the pre-image of a dropped relation (relimage.c) */
+		if (ddln_capture_changes && row.classid == RelationRelationId && row.objsubid == 0)
+			row.details = DdlnDetailsWith(row.details, DdlnImageTakeDropped(row.objid));
 
 		DdlnInsertEvent(&call, &row);
 	}
 
+	DdlnImageForgetDropped();
 	DdlnEndCapture(&call);
 	PG_RETURN_VOID();
 }

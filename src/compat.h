@@ -80,6 +80,16 @@
 #endif
 
 /*
+ * Does a role own a relation?  16 replaced pg_class_ownercheck() by
+ * object_ownercheck() with a catalog id (utils/acl.h).
+ */
+#if PG_VERSION_NUM >= 160000
+#define DdlnRelationOwnerCheck(rel, role)	object_ownercheck(RelationRelationId, rel, role)
+#else
+#define DdlnRelationOwnerCheck(rel, role)	pg_class_ownercheck(rel, role)
+#endif
+
+/*
  * Is this process a background worker?  17 replaced the variable
  * IsBackgroundWorker by AmBackgroundWorkerProcess() (miscadmin.h).
  */

@@ -175,7 +175,16 @@ _PG_init(void)
 							&ddln_max_workers_per_database, 2, 1, 1024,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("ddl_notify.capture_changes",
+							 "Records what a command did to a relation's shape: \"before\", \"after\" and \"changes\" in an event's details.",
+							 "On by default. Off, none of it is computed: the lowest capture cost, for those who need only the command and its objects.",
+							 &ddln_capture_changes, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("ddl_notify");
+
+	/* "before" images of dropped relations (relimage.c) */
+	DdlnImageInstallHooks();
 
 	RegisterXactCallback(DdlnXactCallback, NULL);
 

@@ -33,6 +33,8 @@
  *	  common.c		the ground: the subscription-point lock, the safe
  *					context, the relation OID cache, the running statement
  *	  capture.c		the event trigger functions (write ddl_notify.event)
+ *	  relimage.c	relation images: "before", "after" and "changes" of
+ *					the relations a command touches, dropped ones included
  *	  querytext.c	the statement text an event stores: secrets redacted,
  *					length capped
  *	  counter.c		event ids and commit positions from the extension's
@@ -72,6 +74,7 @@
 #include "access/transam.h"
 #include "access/tupdesc.h"
 #include "nodes/nodes.h"
+#include "utils/jsonb.h"
 #include "utils/timestamp.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
@@ -162,6 +165,19 @@ extern char *DdlnCapQuery(const char *query);
 #define DDLN_WAL_MESSAGE_VERSION	2	/* the default "v" of the JSON content */
 extern int	ddln_wal_message_version;	/* ddl_notify.wal_message_version */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
+/* relimage.c: relation images, "before", "after" and "changes" */
+typedef struct DdlnImage DdlnImage;
+extern bool ddln_capture_changes;
+extern DdlnImage *DdlnImageRead(Oid relid);
+extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
+extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after);
+extern void DdlnImageCommandStart(Node *parsetree);
+extern DdlnImage *DdlnImageTakeBefore(Oid relid);
+extern void DdlnImageForgetBefore(void);
+extern Jsonb *DdlnImageTakeDropped(Oid relid);
+extern void DdlnImageForgetDropped(void);
+extern void DdlnImageInstallHooks(void);
+
 /* counter.c */
 extern int64 DdlnCounterNext(Oid seqrelid);
 extern int64 DdlnCounterNextAbove(Oid seqrelid, int64 floor);

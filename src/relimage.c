@@ -1,0 +1,1236 @@
+/*-------------------------------------------------------------------------
+ *
+ * relimage.c
+ *	  Relation images and the changes between two of them: what a DDL
+ *	  command did to the shape of a table, partitioned table, view,
+ *	  materialized view or foreign table ("before", "after" and "changes"
+ *	  in an event's details; docs/reference.md, "The payload").
+ *
+ * An image is read from the catalogs as PostgreSQL prints them: columns
+ * (format_type with typmod, qualified unless in pg_catalog, as pg_dump
+ * prints them; pg_get_expr for defaults and generated expressions),
+ * constraints (pg_get_constraintdef), indexes (pg_get_indexdef) and the
+ * replica identity.  It is read with catalog scans and the syscache, never
+ * by opening the relation (no relcache entry is built for it).
+ *
+ * Rules kept here:
+ * - With ddl_notify.capture_changes off nothing here runs: no image is
+ *	 read, no lock taken, no key written.
+ * - "before" of ALTER TABLE, RENAME, ALTER ... SET SCHEMA and CREATE OR
+ *	 REPLACE VIEW is read at ddl_command_start (DdlnImageCommandStart),
+ *	 only for the relation the command names, after taking the lock the
+ *	 command itself will take, so that nothing changes it between the image
+ *	 and the command.  The lock is taken only after the name resolved to a
+ *	 relation the user owns: a user cannot make us wait on (or hold) a lock
+ *	 on a relation the command would refuse to touch.  A relation that does
+ *	 not exist, is not the user's, is temporary (unless
+ *	 ddl_notify.capture_temp) or the extension's own is skipped: never an
+ *	 error of ours.  The images wait, in a list that lives in the
+ *	 transaction's memory, for ddl_command_end, which takes them by OID.
+ * - "before" of a DROP (cascaded objects included, DROP SCHEMA, DROP
+ *	 OWNED, ALTER TABLE ... DROP COLUMN CASCADE) is read by the object
+ *	 access hook (DdlnImageObjectAccess): PostgreSQL calls it with OAT_DROP
+ *	 right before it deletes each object, and deletes what depends on a
+ *	 relation (its indexes, constraints, defaults, rules, row type,
+ *	 columns) before the relation.  So at the first deletion of anything of
+ *	 a relation, the relation is still whole: its image is read then.  This
+ *	 is way (a) of the two ways one could do it (images read before the
+ *	 deletions, kept for sql_drop), made exact: only relations that are
+ *	 actually dropped (or lose a part) are read, with no guess at what a
+ *	 CASCADE will take.  The other way, reading at sql_drop through a copy
+ *	 of a catalog snapshot taken before the drop, would need ruleutils and
+ *	 the syscache (which use the current catalog snapshot) to read through
+ *	 it, on every version: not done.
+ * - Dropped images are kept flattened (jsonb) in memory up to work_mem,
+ *	 then in a temporary file, with a hash table of OIDs to find them:
+ *	 memory per dropped relation is a hash entry, whatever the number of
+ *	 relations (DROP SCHEMA of thousands of tables).  sql_drop takes them
+ *	 by OID (DdlnImageTakeDropped) and forgets them all at its end
+ *	 (DdlnImageForgetDropped).
+ * - Everything kept lives in the transaction's memory; the transaction's
+ *	 end forgets it (an xact callback registered here at first use).
+ * - Changes are computed between two images: columns matched by attnum,
+ *	 constraints and indexes by name, a renamed one by its OID.  An index
+ *	 that implements a constraint comes and goes with its constraint and
+ *	 has no change of its own.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_attrdef.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_rewrite.h"
+#include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
+#include "commands/tablecmds.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "storage/buffile.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "ddl_notify.h"
+
+/* setting (defined in ddl_notify.c's _PG_init) */
+bool		ddln_capture_changes = true;
+
+typedef struct DdlnImgColumn
+{
+	char	   *name;
+	int			attnum;
+	char	   *type;
+	char	   *collation;		/* NULL: the type's */
+	bool		not_null;
+	char	   *def;			/* default expression, or NULL */
+	char		identity;		/* '\0', ATTRIBUTE_IDENTITY_ALWAYS or _BY_DEFAULT */
+	char	   *generated;		/* generated expression, or NULL */
+} DdlnImgColumn;
+
+/* a constraint or an index */
+typedef struct DdlnImgPart
+{
+	Oid			oid;
+	Oid			indexid;		/* a constraint's index (p, u, x), else 0 */
+	char	   *name;
+	const char *type;			/* constraints: "primary key"... */
+	char	   *definition;
+	char	   *constraint;		/* indexes: the constraint it implements */
+} DdlnImgPart;
+
+struct DdlnImage
+{
+	Oid			relid;
+	char	   *schema;
+	char	   *name;
+	char		relkind;
+	int			ncolumns;
+	DdlnImgColumn *columns;
+	int			nconstraints;
+	DdlnImgPart *constraints;
+	int			nindexes;
+	DdlnImgPart *indexes;
+	char		replident;
+	char	   *replident_index;
+};
+
+/* "before" images of the running command, read at ddl_command_start */
+static MemoryContext pending_cxt = NULL;
+static List *pending = NIL;		/* of DdlnImage * */
+
+/* images of dropped relations, read by the object access hook */
+typedef struct DdlnDroppedEnt
+{
+	Oid			relid;			/* hash key */
+	int			len;			/* -1: no image (not a relation of ours) */
+	Jsonb	   *mem;			/* in memory, or NULL: in the file */
+	int			fileno;
+	off_t		offset;
+} DdlnDroppedEnt;
+
+static MemoryContext dropped_cxt = NULL;
+static HTAB *dropped = NULL;
+static BufFile *dropped_file = NULL;
+static Size dropped_mem = 0;
+static int	dropped_end_fileno = 0;	/* where the next image goes in the file */
+static off_t dropped_end_offset = 0;
+
+static object_access_hook_type prev_object_access_hook = NULL;
+static bool xact_callback_registered = false;
+
+/* ---------- JSON building (jsonb directly, as capture.c builds it) ---------- */
+
+static void
+DdlnImgPush(DdlnJsonbState *st, JsonbValue *v)
+{
+	DdlnJsonbPush(st, DdlnJsonbInner(st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
+}
+
+static void
+DdlnImgKey(DdlnJsonbState *st, const char *key)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) key;
+	v.val.string.len = strlen(key);
+	DdlnJsonbPush(st, WJB_KEY, &v);
+}
+
+static void
+DdlnImgString(DdlnJsonbState *st, const char *s)
+{
+	JsonbValue	v;
+
+	if (s == NULL)
+		v.type = jbvNull;
+	else
+	{
+		v.type = jbvString;
+		v.val.string.val = (char *) s;
+		v.val.string.len = strlen(s);
+	}
+	DdlnImgPush(st, &v);
+}
+
+static void
+DdlnImgBool(DdlnJsonbState *st, bool b)
+{
+	JsonbValue	v;
+
+	v.type = jbvBool;
+	v.val.boolean = b;
+	DdlnImgPush(st, &v);
+}
+
+static void
+DdlnImgInt(DdlnJsonbState *st, int64 i)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	DdlnImgPush(st, &v);
+}
+
+static void
+DdlnImgToken(DdlnJsonbState *st, JsonbIteratorToken what)
+{
+	DdlnJsonbPush(st, what, NULL);
+}
+
+/* key: "string" */
+static void
+DdlnImgPair(DdlnJsonbState *st, const char *key, const char *value)
+{
+	DdlnImgKey(st, key);
+	DdlnImgString(st, value);
+}
+
+/* ---------- reading an image ---------- */
+
+/* Is this a relation kind that has images? */
+static bool
+DdlnImageKind(char relkind)
+{
+	return relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
+		relkind == RELKIND_VIEW || relkind == RELKIND_MATVIEW ||
+		relkind == RELKIND_FOREIGN_TABLE;
+}
+
+static const char *
+DdlnImageKindName(char relkind)
+{
+	switch (relkind)
+	{
+		case RELKIND_RELATION:
+			return "table";
+		case RELKIND_PARTITIONED_TABLE:
+			return "partitioned table";
+		case RELKIND_VIEW:
+			return "view";
+		case RELKIND_MATVIEW:
+			return "materialized view";
+		case RELKIND_FOREIGN_TABLE:
+			return "foreign table";
+	}
+	return NULL;
+}
+
+/* A type with its typmod, qualified unless it is in pg_catalog (as pg_dump prints it). */
+static char *
+DdlnImageTypeName(Oid typid, int32 typmod)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	bits16		flags = FORMAT_TYPE_TYPEMOD_GIVEN;
+
+	if (HeapTupleIsValid(tup))
+	{
+		if (((Form_pg_type) GETSTRUCT(tup))->typnamespace != PG_CATALOG_NAMESPACE)
+			flags |= FORMAT_TYPE_FORCE_QUALIFY;
+		ReleaseSysCache(tup);
+	}
+	return format_type_extended(typid, typmod, flags);
+}
+
+/* A collation's name, qualified unless it is in pg_catalog. */
+static char *
+DdlnImageCollationName(Oid collid)
+{
+	HeapTuple	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
+	Form_pg_collation coll;
+	char	   *name;
+
+	if (!HeapTupleIsValid(tup))
+		return psprintf("%u", collid);
+	coll = (Form_pg_collation) GETSTRUCT(tup);
+	if (coll->collnamespace == PG_CATALOG_NAMESPACE)
+		name = pstrdup(quote_identifier(NameStr(coll->collname)));
+	else
+		name = quote_qualified_identifier(get_namespace_name_or_temp(coll->collnamespace),
+										  NameStr(coll->collname));
+	ReleaseSysCache(tup);
+	return name;
+}
+
+static char *
+DdlnTextResult(Datum d)
+{
+	return TextDatumGetCString(d);
+}
+
+static int
+DdlnPartCmp(const void *a, const void *b)
+{
+	return strcmp(((const DdlnImgPart *) a)->name, ((const DdlnImgPart *) b)->name);
+}
+
+static const char *
+DdlnConstraintTypeName(char contype)
+{
+	switch (contype)
+	{
+		case CONSTRAINT_PRIMARY:
+			return "primary key";
+		case CONSTRAINT_UNIQUE:
+			return "unique";
+		case CONSTRAINT_CHECK:
+			return "check";
+		case CONSTRAINT_FOREIGN:
+			return "foreign key";
+		case CONSTRAINT_EXCLUSION:
+			return "exclusion";
+	}
+	return NULL;				/* NOT NULL (18 on), constraint triggers */
+}
+
+/*
+ * The image of relation "relid" as the catalogs say now, or NULL when it is
+ * not a relation of the kinds that have images (or does not exist).
+ */
+DdlnImage *
+DdlnImageRead(Oid relid)
+{
+	HeapTuple	tup;
+	Form_pg_class cls;
+	DdlnImage  *img;
+	Relation	catrel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	char	  **defaults;
+	int			natts;
+	int			allocated;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		return NULL;
+	cls = (Form_pg_class) GETSTRUCT(tup);
+	if (!DdlnImageKind(cls->relkind))
+	{
+		ReleaseSysCache(tup);
+		return NULL;
+	}
+	img = palloc0(sizeof(DdlnImage));
+	img->relid = relid;
+	img->schema = get_namespace_name_or_temp(cls->relnamespace);
+	img->name = pstrdup(NameStr(cls->relname));
+	img->relkind = cls->relkind;
+	img->replident = cls->relreplident;
+	natts = cls->relnatts;
+	ReleaseSysCache(tup);
+
+	/* defaults and generated expressions, by attnum */
+	defaults = palloc0(sizeof(char *) * (natts + 1));
+	catrel = table_open(AttrDefaultRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_attrdef_adrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(catrel, AttrDefaultIndexId, true, NULL, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_attrdef ad = (Form_pg_attrdef) GETSTRUCT(tup);
+		bool		isnull;
+		Datum		adbin = heap_getattr(tup, Anum_pg_attrdef_adbin,
+										 RelationGetDescr(catrel), &isnull);
+
+		if (isnull || ad->adnum < 1 || ad->adnum > natts)
+			continue;
+		defaults[ad->adnum] =
+			DdlnTextResult(DirectFunctionCall2(pg_get_expr, adbin, ObjectIdGetDatum(relid)));
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+
+	/* columns, in attnum order, dropped ones left out */
+	img->columns = palloc0(sizeof(DdlnImgColumn) * Max(natts, 1));
+	catrel = table_open(AttributeRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_attribute_attrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	ScanKeyInit(&key[1], Anum_pg_attribute_attnum, BTGreaterStrategyNumber, F_INT2GT,
+				Int16GetDatum(0));
+	scan = systable_beginscan(catrel, AttributeRelidNumIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_attribute att = (Form_pg_attribute) GETSTRUCT(tup);
+		DdlnImgColumn *col;
+
+		if (att->attisdropped || att->attnum > natts)
+			continue;
+		col = &img->columns[img->ncolumns++];
+		col->name = pstrdup(NameStr(att->attname));
+		col->attnum = att->attnum;
+		col->type = DdlnImageTypeName(att->atttypid, att->atttypmod);
+		if (OidIsValid(att->attcollation) &&
+			att->attcollation != get_typcollation(att->atttypid))
+			col->collation = DdlnImageCollationName(att->attcollation);
+		col->not_null = att->attnotnull;
+		col->identity = att->attidentity;
+		if (att->attgenerated != '\0')
+			col->generated = defaults[att->attnum];
+		else
+			col->def = defaults[att->attnum];
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+
+	/* constraints, by name */
+	allocated = 4;
+	img->constraints = palloc(sizeof(DdlnImgPart) * allocated);
+	catrel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_constraint_conrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(catrel, ConstraintRelidTypidNameIndexId, true, NULL, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
+		const char *type = DdlnConstraintTypeName(con->contype);
+		DdlnImgPart *part;
+
+		if (type == NULL)
+			continue;
+		if (img->nconstraints == allocated)
+		{
+			allocated *= 2;
+			img->constraints = repalloc(img->constraints, sizeof(DdlnImgPart) * allocated);
+		}
+		part = &img->constraints[img->nconstraints++];
+		memset(part, 0, sizeof(*part));
+		part->oid = con->oid;
+		part->name = pstrdup(NameStr(con->conname));
+		part->type = type;
+		if (con->contype != CONSTRAINT_FOREIGN)
+			part->indexid = con->conindid;
+		part->definition =
+			DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	qsort(img->constraints, img->nconstraints, sizeof(DdlnImgPart), DdlnPartCmp);
+
+	/* indexes, by name, and the replica identity's */
+	allocated = 4;
+	img->indexes = palloc(sizeof(DdlnImgPart) * allocated);
+	catrel = table_open(IndexRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_index_indrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(catrel, IndexIndrelidIndexId, true, NULL, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_index ind = (Form_pg_index) GETSTRUCT(tup);
+		DdlnImgPart *part;
+		char	   *name = get_rel_name(ind->indexrelid);
+
+		if (name == NULL)
+			continue;
+		if (img->nindexes == allocated)
+		{
+			allocated *= 2;
+			img->indexes = repalloc(img->indexes, sizeof(DdlnImgPart) * allocated);
+		}
+		part = &img->indexes[img->nindexes++];
+		memset(part, 0, sizeof(*part));
+		part->oid = ind->indexrelid;
+		part->name = name;
+		part->definition =
+			DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(ind->indexrelid)));
+		for (int i = 0; i < img->nconstraints; i++)
+		{
+			if (img->constraints[i].indexid == ind->indexrelid)
+				part->constraint = img->constraints[i].name;
+		}
+		if (ind->indisreplident)
+			img->replident_index = name;
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
+
+	return img;
+}
+
+static const char *
+DdlnIdentityName(char identity)
+{
+	if (identity == ATTRIBUTE_IDENTITY_ALWAYS)
+		return "always";
+	if (identity == ATTRIBUTE_IDENTITY_BY_DEFAULT)
+		return "by default";
+	return NULL;
+}
+
+static const char *
+DdlnReplIdentName(char ri)
+{
+	switch (ri)
+	{
+		case REPLICA_IDENTITY_NOTHING:
+			return "nothing";
+		case REPLICA_IDENTITY_FULL:
+			return "full";
+		case REPLICA_IDENTITY_INDEX:
+			return "index";
+	}
+	return "default";
+}
+
+static void
+DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col)
+{
+	DdlnImgToken(st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(st, "name", col->name);
+	DdlnImgKey(st, "attnum");
+	DdlnImgInt(st, col->attnum);
+	DdlnImgPair(st, "type", col->type);
+	DdlnImgPair(st, "collation", col->collation);
+	DdlnImgKey(st, "not_null");
+	DdlnImgBool(st, col->not_null);
+	DdlnImgPair(st, "default", col->def);
+	DdlnImgPair(st, "identity", DdlnIdentityName(col->identity));
+	DdlnImgPair(st, "generated", col->generated);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+static void
+DdlnImgPushConstraint(DdlnJsonbState *st, const DdlnImgPart *con)
+{
+	DdlnImgToken(st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(st, "name", con->name);
+	DdlnImgPair(st, "type", con->type);
+	DdlnImgPair(st, "definition", con->definition);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+static void
+DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind)
+{
+	DdlnImgToken(st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(st, "name", ind->name);
+	DdlnImgPair(st, "definition", ind->definition);
+	DdlnImgPair(st, "constraint", ind->constraint);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+/* An image as the next value of "st". */
+static void
+DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
+{
+	DdlnImgToken(st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(st, "schema", img->schema);
+	DdlnImgPair(st, "name", img->name);
+	DdlnImgPair(st, "kind", DdlnImageKindName(img->relkind));
+	DdlnImgKey(st, "columns");
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < img->ncolumns; i++)
+		DdlnImgPushColumn(st, &img->columns[i]);
+	DdlnImgToken(st, WJB_END_ARRAY);
+	DdlnImgKey(st, "constraints");
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < img->nconstraints; i++)
+		DdlnImgPushConstraint(st, &img->constraints[i]);
+	DdlnImgToken(st, WJB_END_ARRAY);
+	DdlnImgKey(st, "indexes");
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < img->nindexes; i++)
+		DdlnImgPushIndex(st, &img->indexes[i]);
+	DdlnImgToken(st, WJB_END_ARRAY);
+	DdlnImgPair(st, "replica_identity", DdlnReplIdentName(img->replident));
+	DdlnImgPair(st, "replica_identity_index", img->replident_index);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+/* ---------- changes ---------- */
+
+static bool
+DdlnSame(const char *a, const char *b)
+{
+	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
+/* {"op": op, "column": column, [then the caller's keys]} opened */
+static void
+DdlnChangeBegin(DdlnJsonbState *st, const char *op, const char *column)
+{
+	DdlnImgToken(st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(st, "op", op);
+	if (column)
+		DdlnImgPair(st, "column", column);
+}
+
+static void
+DdlnChangeOldNew(DdlnJsonbState *st, const char *op, const char *column,
+				 const char *old, const char *new)
+{
+	DdlnChangeBegin(st, op, column);
+	DdlnImgPair(st, "old", old);
+	DdlnImgPair(st, "new", new);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+static void
+DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *a)
+{
+	if (!DdlnSame(b->name, a->name))
+		DdlnChangeOldNew(st, "rename column", NULL, b->name, a->name);
+	if (!DdlnSame(b->type, a->type))
+		DdlnChangeOldNew(st, "alter column type", a->name, b->type, a->type);
+	if (!DdlnSame(b->collation, a->collation))
+		DdlnChangeOldNew(st, "set collation", a->name, b->collation, a->collation);
+	if (b->not_null != a->not_null)
+	{
+		DdlnChangeBegin(st, a->not_null ? "set not null" : "drop not null", a->name);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	if (!DdlnSame(b->def, a->def))
+	{
+		if (a->def == NULL)
+		{
+			DdlnChangeBegin(st, "drop default", a->name);
+			DdlnImgPair(st, "old", b->def);
+			DdlnImgToken(st, WJB_END_OBJECT);
+		}
+		else
+			DdlnChangeOldNew(st, "set default", a->name, b->def, a->def);
+	}
+	if (b->identity != a->identity)
+	{
+		if (b->identity == '\0')
+		{
+			DdlnChangeBegin(st, "add identity", a->name);
+			DdlnImgPair(st, "identity", DdlnIdentityName(a->identity));
+			DdlnImgToken(st, WJB_END_OBJECT);
+		}
+		else if (a->identity == '\0')
+		{
+			DdlnChangeBegin(st, "drop identity", a->name);
+			DdlnImgPair(st, "old", DdlnIdentityName(b->identity));
+			DdlnImgToken(st, WJB_END_OBJECT);
+		}
+		else
+			DdlnChangeOldNew(st, "set identity", a->name,
+							 DdlnIdentityName(b->identity), DdlnIdentityName(a->identity));
+	}
+	if (!DdlnSame(b->generated, a->generated))
+	{
+		if (a->generated == NULL)
+		{
+			DdlnChangeBegin(st, "drop expression", a->name);
+			DdlnImgPair(st, "old", b->generated);
+			DdlnImgToken(st, WJB_END_OBJECT);
+		}
+		else
+			DdlnChangeOldNew(st, "set expression", a->name, b->generated, a->generated);
+	}
+}
+
+static const DdlnImgPart *
+DdlnFindPart(const DdlnImgPart *parts, int n, const char *name, Oid oid)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (name ? strcmp(parts[i].name, name) == 0 : parts[i].oid == oid)
+			return &parts[i];
+	}
+	return NULL;
+}
+
+/*
+ * Is a constraint or index of the same name another one now?  A constraint
+ * whose definition changed; an index rebuilt (another OID) with another
+ * definition.  The same index keeps its OID while its definition text
+ * follows a rename of its table: that is no change of the index.
+ */
+static bool
+DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	if (indexes)
+		return b->oid != a->oid && !DdlnSame(b->definition, a->definition);
+	return !DdlnSame(b->definition, a->definition) || !DdlnSame(b->type, a->type);
+}
+
+/*
+ * Constraints or indexes: renamed (same OID, other name), dropped, added,
+ * or changed (same name, other definition: dropped and added again).
+ * Indexes of a constraint are left out.
+ */
+static void
+DdlnDiffParts(DdlnJsonbState *st, bool indexes,
+			  const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an)
+{
+	const char *rename_op = indexes ? "rename index" : "rename constraint";
+	const char *drop_op = indexes ? "drop index" : "drop constraint";
+	const char *add_op = indexes ? "add index" : "add constraint";
+
+	/* renames: in the new name order */
+	for (int i = 0; i < an; i++)
+	{
+		const DdlnImgPart *old = DdlnFindPart(bp, bn, NULL, ap[i].oid);
+
+		if (indexes && ap[i].constraint)
+			continue;
+		if (old && strcmp(old->name, ap[i].name) != 0 &&
+			DdlnFindPart(ap, an, old->name, InvalidOid) == NULL)
+			DdlnChangeOldNew(st, rename_op, NULL, old->name, ap[i].name);
+	}
+	/* dropped, or changed: in name order */
+	for (int i = 0; i < bn; i++)
+	{
+		const DdlnImgPart *now = DdlnFindPart(ap, an, bp[i].name, InvalidOid);
+		const DdlnImgPart *renamed = DdlnFindPart(ap, an, NULL, bp[i].oid);
+
+		if (indexes && (bp[i].constraint || (now && now->constraint)))
+			continue;
+		if (now == NULL && renamed != NULL &&
+			DdlnFindPart(ap, an, bp[i].name, InvalidOid) == NULL)
+			continue;			/* renamed, above */
+		if (now == NULL || DdlnPartChanged(indexes, &bp[i], now))
+		{
+			DdlnChangeBegin(st, drop_op, NULL);
+			DdlnImgPair(st, "name", bp[i].name);
+			DdlnImgToken(st, WJB_END_OBJECT);
+		}
+	}
+	/* added, or changed */
+	for (int i = 0; i < an; i++)
+	{
+		const DdlnImgPart *was = DdlnFindPart(bp, bn, ap[i].name, InvalidOid);
+		const DdlnImgPart *renamed = DdlnFindPart(bp, bn, NULL, ap[i].oid);
+
+		if (indexes && (ap[i].constraint || (was && was->constraint)))
+			continue;
+		if (was == NULL && renamed != NULL)
+			continue;			/* renamed, above */
+		if (was == NULL || DdlnPartChanged(indexes, was, &ap[i]))
+		{
+			DdlnChangeBegin(st, add_op, NULL);
+			DdlnImgKey(st, indexes ? "index" : "constraint");
+			if (indexes)
+				DdlnImgPushIndex(st, &ap[i]);
+			else
+				DdlnImgPushConstraint(st, &ap[i]);
+			DdlnImgToken(st, WJB_END_OBJECT);
+		}
+	}
+}
+
+/* The changes from "b" to "a", as the next value of "st" (an array). */
+static void
+DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
+{
+	int			i = 0,
+				j = 0;
+
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	if (strcmp(b->name, a->name) != 0)
+		DdlnChangeOldNew(st, "rename", NULL, b->name, a->name);
+	if (strcmp(b->schema, a->schema) != 0)
+		DdlnChangeOldNew(st, "set schema", NULL, b->schema, a->schema);
+
+	/* columns by attnum: both lists are in attnum order */
+	while (i < b->ncolumns || j < a->ncolumns)
+	{
+		if (j >= a->ncolumns ||
+			(i < b->ncolumns && b->columns[i].attnum < a->columns[j].attnum))
+		{
+			DdlnChangeBegin(st, "drop column", b->columns[i].name);
+			DdlnImgToken(st, WJB_END_OBJECT);
+			i++;
+		}
+		else if (i >= b->ncolumns || a->columns[j].attnum < b->columns[i].attnum)
+		{
+			DdlnChangeBegin(st, "add column", NULL);
+			DdlnImgKey(st, "column");
+			DdlnImgPushColumn(st, &a->columns[j]);
+			DdlnImgToken(st, WJB_END_OBJECT);
+			j++;
+		}
+		else
+			DdlnDiffColumn(st, &b->columns[i++], &a->columns[j++]);
+	}
+
+	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints);
+	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes);
+
+	if (b->replident != a->replident || !DdlnSame(b->replident_index, a->replident_index))
+	{
+		DdlnChangeBegin(st, "set replica identity", NULL);
+		DdlnImgPair(st, "old", DdlnReplIdentName(b->replident));
+		DdlnImgPair(st, "new", DdlnReplIdentName(a->replident));
+		DdlnImgPair(st, "old_index", b->replident_index);
+		DdlnImgPair(st, "new_index", a->replident_index);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	DdlnImgToken(st, WJB_END_ARRAY);
+}
+
+/*
+ * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
+ * left out when NULL, "changes" only with both.
+ */
+Jsonb *
+DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
+{
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+
+	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
+	if (before)
+	{
+		DdlnImgKey(&st, "before");
+		DdlnImgPushImage(&st, before);
+	}
+	if (after)
+	{
+		DdlnImgKey(&st, "after");
+		DdlnImgPushImage(&st, after);
+	}
+	if (before && after)
+	{
+		DdlnImgKey(&st, "changes");
+		DdlnImgPushChanges(&st, before, after);
+	}
+	return DdlnJsonbFinish(&st);
+}
+
+/* ---------- the transaction's end forgets everything ---------- */
+
+static void
+DdlnImageXactCallback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* the contexts go with TopTransactionContext, the file with the resource owner */
+			pending_cxt = NULL;
+			pending = NIL;
+			dropped_cxt = NULL;
+			dropped = NULL;
+			dropped_file = NULL;
+			dropped_mem = 0;
+			dropped_end_fileno = 0;
+			dropped_end_offset = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+DdlnImageRegisterCallback(void)
+{
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(DdlnImageXactCallback, NULL);
+		xact_callback_registered = true;
+	}
+}
+
+/* ---------- "before" at ddl_command_start ---------- */
+
+/* A relation capture leaves out: the extension's own, or temporary ones. */
+static bool
+DdlnImageSkipped(Oid relid)
+{
+	const DdlnRelids *relids = DdlnGetRelids(true);
+
+	if (relids == NULL || get_rel_namespace(relid) == relids->nsp)
+		return true;
+	return !ddln_capture_temp && get_rel_persistence(relid) == RELPERSISTENCE_TEMP;
+}
+
+/*
+ * Read the image of the relation "rv" names, after taking "lockmode" on it
+ * (the lock the command will take), and keep it for ddl_command_end.
+ */
+static void
+DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
+{
+	Oid			relid;
+	MemoryContext old;
+	DdlnImage  *img;
+
+	if (rv == NULL)
+		return;
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	for (int tries = 0;; tries++)
+	{
+		Oid			again;
+
+		if (!OidIsValid(relid) || !DdlnImageKind(get_rel_relkind(relid)))
+			return;
+		/* not the user's: the command will refuse it; no lock of ours on it */
+		if (!DdlnRelationOwnerCheck(relid, GetUserId()) || IsCatalogRelationOid(relid))
+			return;
+		LockRelationOid(relid, lockmode);
+		/* the name may have moved while we waited (RangeVarGetRelidExtended does the same) */
+		again = RangeVarGetRelid(rv, NoLock, true);
+		if (again == relid && SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+			break;
+		UnlockRelationOid(relid, lockmode);
+		if (tries >= 3)
+			return;
+		relid = again;
+	}
+	if (DdlnImageSkipped(relid))
+		return;
+
+	DdlnImageRegisterCallback();
+	if (pending_cxt == NULL)
+		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
+											ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(pending_cxt);
+	img = DdlnImageRead(relid);
+	if (img)
+		pending = lappend(pending, img);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * ddl_command_start: forget the images of an earlier command, then read
+ * "before" for the commands that change a relation in place.
+ */
+void
+DdlnImageCommandStart(Node *parsetree)
+{
+	if (pending_cxt)
+		MemoryContextReset(pending_cxt);
+	pending = NIL;
+	if (!ddln_capture_changes || parsetree == NULL)
+		return;
+
+	switch (nodeTag(parsetree))
+	{
+		case T_AlterTableStmt:
+			{
+				AlterTableStmt *stmt = (AlterTableStmt *) parsetree;
+
+				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
+					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE)
+					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds));
+				break;
+			}
+		case T_RenameStmt:
+			{
+				RenameStmt *stmt = (RenameStmt *) parsetree;
+				ObjectType	type = stmt->renameType;
+
+				if (type == OBJECT_COLUMN || type == OBJECT_TABCONSTRAINT)
+					type = stmt->relationType;
+				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
+					type == OBJECT_FOREIGN_TABLE)
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock);
+				break;
+			}
+		case T_AlterObjectSchemaStmt:
+			{
+				AlterObjectSchemaStmt *stmt = (AlterObjectSchemaStmt *) parsetree;
+
+				if (stmt->objectType == OBJECT_TABLE || stmt->objectType == OBJECT_VIEW ||
+					stmt->objectType == OBJECT_MATVIEW ||
+					stmt->objectType == OBJECT_FOREIGN_TABLE)
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock);
+				break;
+			}
+		case T_ViewStmt:
+			{
+				ViewStmt   *stmt = (ViewStmt *) parsetree;
+
+				if (stmt->replace)
+					DdlnImageRemember(stmt->view, AccessExclusiveLock);
+				break;
+			}
+		default:
+			break;
+	}
+}
+
+/* The "before" image of relation "relid" read at ddl_command_start, or NULL. */
+DdlnImage *
+DdlnImageTakeBefore(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending)
+	{
+		DdlnImage  *img = (DdlnImage *) lfirst(lc);
+
+		if (img->relid == relid)
+			return img;
+	}
+	return NULL;
+}
+
+/* ddl_command_end is done with the images of its command. */
+void
+DdlnImageForgetBefore(void)
+{
+	if (pending_cxt)
+		MemoryContextReset(pending_cxt);
+	pending = NIL;
+}
+
+/* ---------- "before" of dropped relations ---------- */
+
+/*
+ * The relation of ours an object belongs to or is: a relation of the kinds
+ * with images itself, or the relation of an index, a constraint, a
+ * default, a rule or a row type; InvalidOid for anything else.
+ */
+Oid
+DdlnImageRelationOf(Oid classId, Oid objectId)
+{
+	HeapTuple	tup;
+	Oid			relid = InvalidOid;
+
+	if (classId == RelationRelationId)
+	{
+		char		relkind = get_rel_relkind(objectId);
+
+		if (relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX)
+		{
+			tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(objectId));
+			if (HeapTupleIsValid(tup))
+			{
+				relid = ((Form_pg_index) GETSTRUCT(tup))->indrelid;
+				ReleaseSysCache(tup);
+			}
+			return relid;
+		}
+		return DdlnImageKind(relkind) ? objectId : InvalidOid;
+	}
+	if (classId == ConstraintRelationId)
+	{
+		tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(objectId));
+		if (HeapTupleIsValid(tup))
+		{
+			relid = ((Form_pg_constraint) GETSTRUCT(tup))->conrelid;
+			ReleaseSysCache(tup);
+		}
+		return relid;
+	}
+	if (classId == TypeRelationId)
+	{
+		tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(objectId));
+		if (HeapTupleIsValid(tup))
+		{
+			relid = ((Form_pg_type) GETSTRUCT(tup))->typrelid;
+			ReleaseSysCache(tup);
+		}
+		return relid;
+	}
+	if (classId == AttrDefaultRelationId || classId == RewriteRelationId)
+	{
+		bool		attrdef = (classId == AttrDefaultRelationId);
+		Relation	rel = table_open(classId, AccessShareLock);
+		ScanKeyData key;
+		SysScanDesc scan;
+
+		ScanKeyInit(&key, attrdef ? Anum_pg_attrdef_oid : Anum_pg_rewrite_oid,
+					BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(objectId));
+		scan = systable_beginscan(rel, attrdef ? AttrDefaultOidIndexId : RewriteOidIndexId,
+								  true, NULL, 1, &key);
+		tup = systable_getnext(scan);
+		if (HeapTupleIsValid(tup))
+			relid = attrdef ? ((Form_pg_attrdef) GETSTRUCT(tup))->adrelid :
+				((Form_pg_rewrite) GETSTRUCT(tup))->ev_class;
+		systable_endscan(scan);
+		table_close(rel, AccessShareLock);
+	}
+	return relid;
+}
+
+/* Keep the flattened image "jb" of "ent": in memory up to work_mem, then in a file. */
+static void
+DdlnImageKeepDropped(DdlnDroppedEnt *ent, Jsonb *jb)
+{
+	ent->len = VARSIZE(jb);
+	if (dropped_mem + ent->len <= (Size) work_mem * 1024)
+	{
+		ent->mem = MemoryContextAlloc(dropped_cxt, ent->len);
+		memcpy(ent->mem, jb, ent->len);
+		dropped_mem += ent->len;
+		return;
+	}
+	if (dropped_file == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(dropped_cxt);
+
+		dropped_file = BufFileCreateTemp(false);
+		MemoryContextSwitchTo(old);
+	}
+	if (BufFileSeek(dropped_file, dropped_end_fileno, dropped_end_offset, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not seek in the temporary file of ddl_notify's dropped relation images")));
+	ent->fileno = dropped_end_fileno;
+	ent->offset = dropped_end_offset;
+	BufFileWrite(dropped_file, (void *) jb, ent->len);
+	BufFileTell(dropped_file, &dropped_end_fileno, &dropped_end_offset);
+}
+
+/*
+ * The object access hook: at the first deletion of anything of a relation
+ * of ours (itself, a column, an index, a constraint, a default, its view
+ * rule or row type), read its image, while it is still whole.
+ */
+static void
+DdlnImageObjectAccess(ObjectAccessType access, Oid classId, Oid objectId,
+					  int subId, void *arg)
+{
+	Oid			relid;
+	DdlnDroppedEnt *ent;
+	bool		found;
+	MemoryContext old;
+	MemoryContext tmp;
+	DdlnImage  *img;
+
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (access != OAT_DROP || !ddln_capture_changes || !IsTransactionState())
+		return;
+	if (arg && (((ObjectAccessDrop *) arg)->dropflags & PERFORM_DELETION_INTERNAL))
+		return;
+	/* only while sql_drop will be told about it, and this database has ddl_notify */
+	if (!trackDroppedObjectsNeeded())
+		return;
+	relid = DdlnImageRelationOf(classId, objectId);
+	if (!OidIsValid(relid))
+		return;
+	if (dropped && hash_search(dropped, &relid, HASH_FIND, NULL) != NULL)
+		return;
+	if (DdlnGetRelids(true) == NULL)
+		return;
+
+	DdlnImageRegisterCallback();
+	if (dropped_cxt == NULL)
+	{
+		HASHCTL		ctl;
+
+		dropped_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify dropped images",
+											ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(DdlnDroppedEnt);
+		ctl.hcxt = dropped_cxt;
+		dropped = hash_create("ddl_notify dropped images", 256, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	ent = (DdlnDroppedEnt *) hash_search(dropped, &relid, HASH_ENTER, &found);
+	ent->len = -1;
+	ent->mem = NULL;
+
+	if (DdlnImageSkipped(relid))
+		return;
+
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify image",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	img = DdlnImageRead(relid);
+	if (img)
+	{
+		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+
+		DdlnImgToken(&st, WJB_BEGIN_OBJECT);
+		DdlnImgKey(&st, "before");
+		DdlnImgPushImage(&st, img);
+		DdlnImageKeepDropped(ent, DdlnJsonbFinish(&st));
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+}
+
+/*
+ * {"before": image} of dropped relation "relid", read when its deletion
+ * began, or NULL.
+ */
+Jsonb *
+DdlnImageTakeDropped(Oid relid)
+{
+	DdlnDroppedEnt *ent;
+	Jsonb	   *jb;
+
+	if (dropped == NULL)
+		return NULL;
+	ent = (DdlnDroppedEnt *) hash_search(dropped, &relid, HASH_FIND, NULL);
+	if (ent == NULL || ent->len < 0)
+		return NULL;
+	if (ent->mem)
+		return ent->mem;
+	jb = palloc(ent->len);
+	if (BufFileSeek(dropped_file, ent->fileno, ent->offset, SEEK_SET) != 0 ||
+		BufFileRead(dropped_file, jb, ent->len) != (size_t) ent->len)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read the temporary file of ddl_notify's dropped relation images")));
+	return jb;
+}
+
+/* sql_drop is done with the images of its command. */
+void
+DdlnImageForgetDropped(void)
+{
+	if (dropped_file)
+		BufFileClose(dropped_file);
+	if (dropped_cxt)
+		MemoryContextDelete(dropped_cxt);
+	dropped_file = NULL;
+	dropped_cxt = NULL;
+	dropped = NULL;
+	dropped_mem = 0;
+	dropped_end_fileno = 0;
+	dropped_end_offset = 0;
+}
+
+/* _PG_init: install the object access hook */
+void
+DdlnImageInstallHooks(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = DdlnImageObjectAccess;
+}
