@@ -16,10 +16,13 @@
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs: no image is
  *	 read, no lock taken, no key written.
- * - "before" of ALTER TABLE, RENAME, ALTER ... SET SCHEMA and CREATE OR
- *	 REPLACE VIEW is read at ddl_command_start (DdlnImageCommandStart),
- *	 only for the relation the command names, after taking the lock the
- *	 command itself will take, so that nothing changes it between the image
+ * - "before" of ALTER TABLE, RENAME (of a relation, a column or a
+ *	 constraint; of an index: its table's), ALTER ... SET SCHEMA, CREATE
+ *	 INDEX (not CONCURRENTLY) and CREATE OR REPLACE VIEW is read at
+ *	 ddl_command_start (DdlnImageCommandStart), only for the relation the
+ *	 command names (an index's: its table), after taking the lock the
+ *	 command itself will take (for ALTER INDEX RENAME, AccessShareLock on
+ *	 the table), so that nothing changes it between the image
  *	 and the command.  The lock is taken only after the name resolved to a
  *	 relation the user owns: a user cannot make us wait on (or hold) a lock
  *	 on a relation the command would refuse to touch.  A relation that does
@@ -66,6 +69,7 @@
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/dependency.h"
+#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -81,6 +85,7 @@
 #include "commands/event_trigger.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
 #include "storage/buffile.h"
 #include "storage/lmgr.h"
@@ -932,6 +937,32 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
 }
 
 /*
+ * ALTER INDEX ... RENAME: the image of the index's table.  The command
+ * locks the index only; AccessShareLock on the table keeps any ALTER of
+ * the table out until the rename is done, without blocking more than
+ * that.
+ */
+static void
+DdlnImageRememberIndexTable(RangeVar *rv)
+{
+	Oid			indexid = RangeVarGetRelid(rv, NoLock, true);
+	Oid			relid;
+	char	   *nspname;
+	char	   *relname;
+
+	if (!OidIsValid(indexid))
+		return;
+	relid = IndexGetRelation(indexid, true);
+	if (!OidIsValid(relid))
+		return;
+	nspname = get_namespace_name(get_rel_namespace(relid));
+	relname = get_rel_name(relid);
+	if (nspname == NULL || relname == NULL)
+		return;
+	DdlnImageRemember(makeRangeVar(nspname, relname, -1), AccessShareLock);
+}
+
+/*
  * ddl_command_start: forget the images of an earlier command, then read
  * "before" for the commands that change a relation in place.
  */
@@ -960,11 +991,29 @@ DdlnImageCommandStart(Node *parsetree)
 				RenameStmt *stmt = (RenameStmt *) parsetree;
 				ObjectType	type = stmt->renameType;
 
-				if (type == OBJECT_COLUMN || type == OBJECT_TABCONSTRAINT)
+				/* the grammar leaves relationType unset for RENAME CONSTRAINT */
+				if (type == OBJECT_COLUMN)
 					type = stmt->relationType;
+				else if (type == OBJECT_TABCONSTRAINT)
+					type = OBJECT_TABLE;
 				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
 					type == OBJECT_FOREIGN_TABLE)
 					DdlnImageRemember(stmt->relation, AccessExclusiveLock);
+				else if (type == OBJECT_INDEX)
+					DdlnImageRememberIndexTable(stmt->relation);
+				break;
+			}
+		case T_IndexStmt:
+			{
+				IndexStmt  *stmt = (IndexStmt *) parsetree;
+
+				/*
+				 * CREATE INDEX takes ShareLock on its table.  CONCURRENTLY
+				 * commits in between (the images would not outlive the
+				 * first transaction) and must not block writers: no image.
+				 */
+				if (!stmt->concurrent)
+					DdlnImageRemember(stmt->relation, ShareLock);
 				break;
 			}
 		case T_AlterObjectSchemaStmt:
@@ -990,7 +1039,14 @@ DdlnImageCommandStart(Node *parsetree)
 	}
 }
 
-/* The "before" image of relation "relid" read at ddl_command_start, or NULL. */
+/*
+ * The "before" image of relation "relid" read at ddl_command_start, or
+ * NULL.  Taken once: a command that reports the same relation twice (ALTER
+ * TABLE ... ADD GENERATED AS IDENTITY does, for its internal ALTER) or an
+ * object of it (the index of CREATE TABLE ... PRIMARY KEY) carries the
+ * images and changes on the first of its rows only, so that a consumer
+ * applying every "changes" applies each once.
+ */
 DdlnImage *
 DdlnImageTakeBefore(Oid relid)
 {
@@ -1001,7 +1057,10 @@ DdlnImageTakeBefore(Oid relid)
 		DdlnImage  *img = (DdlnImage *) lfirst(lc);
 
 		if (img->relid == relid)
+		{
+			pending = foreach_delete_current(pending, lc);
 			return img;
+		}
 	}
 	return NULL;
 }
