@@ -107,8 +107,12 @@ def column_sql(col):
 
 
 def replica_identity_sql(image):
+    """REPLICA IDENTITY ..., or None: "index" without an index is what
+    dropping the identity's index leaves, and the drop made it here too."""
     ri = image.get('replica_identity') or 'default'
     if ri == 'index':
+        if image.get('replica_identity_index') is None:
+            return None
         return 'REPLICA IDENTITY USING INDEX ' + ident(image['replica_identity_index'])
     return 'REPLICA IDENTITY ' + ri.upper()
 
@@ -143,8 +147,9 @@ def create_sql(image):
     # indexes a constraint did not make
     stmts += [i['definition'] for i in image.get('indexes', [])
               if not i.get('constraint')]
-    if (image.get('replica_identity') or 'default') != 'default':
-        stmts.append('ALTER %s %s %s' % (KIND_SQL[kind], rel, replica_identity_sql(image)))
+    ri = replica_identity_sql(image)
+    if ri is not None and ri != 'REPLICA IDENTITY DEFAULT':
+        stmts.append('ALTER %s %s %s' % (KIND_SQL[kind], rel, ri))
     return stmts
 
 
@@ -215,6 +220,24 @@ class Applier:
             ' WHERE n.nspname OPERATOR(pg_catalog.=) %s AND r.relname OPERATOR(pg_catalog.=) %s'
             ' AND c.conname OPERATOR(pg_catalog.=) %s)', (schema, table, name))
 
+    def constraint_def(self, schema, table, name):
+        """pg_get_constraintdef() of that constraint here, or None."""
+        self.cur.execute(
+            'SELECT pg_catalog.pg_get_constraintdef(c.oid) FROM pg_catalog.pg_constraint c'
+            ' WHERE c.conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND c.conname OPERATOR(pg_catalog.=) %s', (qname(schema, table), name))
+        row = self.cur.fetchone()
+        return row[0] if row else None
+
+    def index_def(self, schema, name):
+        """pg_get_indexdef() of that index here, or None."""
+        self.cur.execute(
+            'SELECT pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index i'
+            ' WHERE i.indexrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)',
+            (qname(schema, name),))
+        row = self.cur.fetchone()
+        return row[0] if row else None
+
     def relation_exists(self, schema, name):
         return self.exists(
             'SELECT pg_catalog.to_regclass(%s) IS NOT NULL', (qname(schema, name),))
@@ -236,6 +259,16 @@ class Applier:
         if kind is None:
             raise NotUnderstood('changes of a %s' % (after or before)['kind'])
         schema, name = before['schema'], before['name']
+        # a constraint or index dropped and added under the same name was
+        # redefined: often only by what the other changes do to it (a
+        # renamed column's new name in its definition), so it is dropped
+        # and added again only if its definition here still differs, and
+        # never with CASCADE (what depends on it stays)
+        redefined = {}
+        for op, key in (('constraint', 'constraint'), ('index', 'index')):
+            dropped = {ch['name'] for ch in changes if ch['op'] == 'drop ' + op}
+            redefined[op] = {ch[key]['name'] for ch in changes
+                             if ch['op'] == 'add ' + op and ch[key]['name'] in dropped}
         for ch in sorted(changes, key=change_order):
             op = ch['op']
             self.counts[op] = self.counts.get(op, 0) + 1
@@ -286,30 +319,42 @@ class Applier:
                 self.run(alter + 'ALTER COLUMN %s DROP IDENTITY IF EXISTS' % ident(ch['column']))
             elif op == 'add constraint':
                 con = ch['constraint']
-                # a constraint made by another event of the same command
-                if not self.constraint_exists(schema, name, con['name']):
-                    self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
+                if con['name'] in redefined['constraint']:
+                    now = self.constraint_def(schema, name, con['name'])
+                    if now == con['definition']:
+                        continue
+                    if now is not None:
+                        self.run(alter + 'DROP CONSTRAINT ' + ident(con['name']))
+                self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
             elif op == 'drop constraint':
-                self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
+                if ch['name'] not in redefined['constraint']:
+                    self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
             elif op == 'rename constraint':
                 # renaming a constraint's index renames the constraint too
                 if self.constraint_exists(schema, name, ch['old']):
                     self.run(alter + 'RENAME CONSTRAINT %s TO %s' % (ident(ch['old']), ident(ch['new'])))
             elif op == 'add index':
                 idx = ch['index']
-                # a constraint's index comes with its constraint
-                if not idx.get('constraint') and not self.relation_exists(schema, idx['name']):
-                    self.run(idx['definition'])
+                if idx['name'] in redefined['index']:
+                    now = self.index_def(schema, idx['name'])
+                    if now == idx['definition']:
+                        continue
+                    if now is not None:
+                        self.run('DROP INDEX ' + qname(schema, idx['name']))
+                self.run(idx['definition'])
             elif op == 'drop index':
-                if self.index_droppable(schema, ch['name']):
+                if (ch['name'] not in redefined['index'] and
+                        self.index_droppable(schema, ch['name'])):
                     self.run('DROP INDEX %s CASCADE' % qname(schema, ch['name']))
             elif op == 'rename index':
                 # renaming a constraint renames its index too
                 if self.relation_exists(schema, ch['old']):
                     self.run('ALTER INDEX %s RENAME TO %s' % (qname(schema, ch['old']), ident(ch['new'])))
             elif op == 'set replica identity':
-                self.run(alter + replica_identity_sql(
-                    {'replica_identity': ch['new'], 'replica_identity_index': ch.get('new_index')}))
+                ri = replica_identity_sql({'replica_identity': ch['new'],
+                                           'replica_identity_index': ch.get('new_index')})
+                if ri is not None:
+                    self.run(alter + ri)
             else:
                 raise NotUnderstood('change "%s"' % op)
 

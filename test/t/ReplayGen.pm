@@ -167,7 +167,7 @@ sub column_def
 		$def .= ' GENERATED ' . $self->pick('ALWAYS', 'BY DEFAULT') . ' AS IDENTITY';
 		return ($name, $def, $type);
 	}
-	if ($int && $r < 20)
+	if ($int && $r < 30)
 	{
 		my @ints = grep { $_->{t} =~ /^(integer|bigint|smallint)$/ && !$_->{g} } @$cols;
 		if (@ints)
@@ -241,6 +241,16 @@ sub alter_column
 	my $t = qn($rel);
 	my @cols = @{ $rel->{cols} };
 	return undef unless @cols;
+	# identity and generated columns are few: their own changes now and then
+	my @special = grep { $_->{id} || $_->{g} } @cols;
+	if (@special && $self->chance(25))
+	{
+		my $c = $self->pick(@special);
+		my $cn = qi($c->{n});
+		return "ALTER TABLE $t ALTER COLUMN $cn DROP EXPRESSION" if $c->{g};
+		return "ALTER TABLE $t ALTER COLUMN $cn DROP IDENTITY" if $self->chance(40);
+		return "ALTER TABLE $t ALTER COLUMN $cn SET GENERATED " . ($c->{id} eq 'a' ? 'BY DEFAULT' : 'ALWAYS');
+	}
 	my $c = $self->pick(@cols);
 	my $cn = qi($c->{n});
 	my $r = $self->rand_int(14);
@@ -325,7 +335,8 @@ sub alter_index
 	}
 	if ($r == 1 && @{ $rel->{idx} })
 	{
-		return 'ALTER INDEX ' . qi($rel->{s}) . '.' . qi($self->pick(@{ $rel->{idx} })->{n}) . ' RENAME TO ' . qi($self->name('i'));
+		my @from = @own ? @own : @{ $rel->{idx} };
+		return 'ALTER INDEX ' . qi($rel->{s}) . '.' . qi($self->pick(@from)->{n}) . ' RENAME TO ' . qi($self->name('i'));
 	}
 	return undef unless @cols;
 	my $c = $self->pick(@cols);
