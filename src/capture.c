@@ -88,6 +88,7 @@
 #include "utils/formatting.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
@@ -128,6 +129,7 @@ typedef struct DdlnCaptureCall
 	Relation	rel;			/* ddl_notify.event, opened at the first row */
 	CatalogIndexState indstate;
 	Oid			seqid;			/* its id sequence */
+	MemoryContext cxt;			/* the call's: the table stays open in it */
 } DdlnCaptureCall;
 
 
@@ -244,6 +246,7 @@ static void
 DdlnBeginCapture(DdlnCaptureCall *call)
 {
 	memset(call, 0, sizeof(*call));
+	call->cxt = CurrentMemoryContext;
 	namestrcpy(&call->role_name, GetUserNameFromId(GetUserId(), false));
 	call->query = ddln_capture_query ?
 		DdlnCapQuery(DdlnRedactSecrets(DdlnCurrentStatementText())) : NULL;
@@ -316,7 +319,12 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	} while (0)
 
 	if (call->rel == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
 		DdlnOpenEventTable(call);
+		MemoryContextSwitchTo(old);
+	}
 
 	memset(nulls, false, sizeof(nulls));
 	values[DDLN_EV_ID] = Int64GetDatum(DdlnCounterNext(call->seqid));
@@ -864,12 +872,19 @@ DdlnEventTriggerTag(FunctionCallInfo fcinfo, const char *fname)
 	return GetCommandTagName(((EventTriggerData *) fcinfo->context)->tag);
 }
 
-/* The rows of one of the event trigger functions, deformed. */
+/*
+ * The rows of one of the event trigger functions, as it returned them (a
+ * tuplestore, which spills to a file beyond work_mem), read one at a time:
+ * a DROP SCHEMA of thousands of tables never has them all deformed in
+ * memory at once.
+ */
 typedef struct DdlnObjects
 {
-	int			n;
-	Datum	  **values;
-	bool	  **nulls;
+	ExprContext *econtext;
+	Tuplestorestate *store;		/* NULL: no rows */
+	TupleTableSlot *slot;
+	Datum	   *values;			/* the current row */
+	bool	   *nulls;
 } DdlnObjects;
 
 /*
@@ -878,80 +893,96 @@ typedef struct DdlnObjects
  * and keep its rows: no SQL, no planning, no executor start-up per DDL.
  */
 static void
-DdlnReadObjects(Oid fnoid, DdlnObjects *objs)
+DdlnOpenObjects(Oid fnoid, DdlnObjects *objs)
 {
 	FmgrInfo	flinfo;
 	ReturnSetInfo rsinfo;
-	ExprContext *econtext = CreateStandaloneExprContext();
-	TupleTableSlot *slot;
-	int			allocated = 8;
 
 	LOCAL_FCINFO(fcinfo, 0);
 
+	memset(objs, 0, sizeof(*objs));
+	objs->econtext = CreateStandaloneExprContext();
 	fmgr_info(fnoid, &flinfo);
 	memset(&rsinfo, 0, sizeof(rsinfo));
 	rsinfo.type = T_ReturnSetInfo;
-	rsinfo.econtext = econtext;
+	rsinfo.econtext = objs->econtext;
 	rsinfo.allowedModes = (int) SFRM_Materialize;
 	rsinfo.returnMode = SFRM_Materialize;
 	InitFunctionCallInfoData(*fcinfo, &flinfo, 0, InvalidOid, NULL, (Node *) &rsinfo);
 	(void) FunctionCallInvoke(fcinfo);
 
-	memset(objs, 0, sizeof(*objs));
 	if (rsinfo.setResult == NULL)
-	{
-		FreeExprContext(econtext, true);
 		return;
-	}
-	objs->values = palloc(sizeof(Datum *) * allocated);
-	objs->nulls = palloc(sizeof(bool *) * allocated);
-	slot = MakeSingleTupleTableSlot(rsinfo.setDesc, &TTSOpsMinimalTuple);
-	while (tuplestore_gettupleslot(rsinfo.setResult, true, false, slot))
-	{
-		HeapTuple	tup = ExecCopySlotHeapTuple(slot);
-		int			natts = rsinfo.setDesc->natts;
-
-		if (objs->n == allocated)
-		{
-			allocated *= 2;
-			objs->values = repalloc(objs->values, sizeof(Datum *) * allocated);
-			objs->nulls = repalloc(objs->nulls, sizeof(bool *) * allocated);
-		}
-		objs->values[objs->n] = palloc(sizeof(Datum) * natts);
-		objs->nulls[objs->n] = palloc(sizeof(bool) * natts);
-		heap_deform_tuple(tup, rsinfo.setDesc, objs->values[objs->n], objs->nulls[objs->n]);
-		objs->n++;
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	tuplestore_end(rsinfo.setResult);
-	FreeExprContext(econtext, true);
+	objs->store = rsinfo.setResult;
+	objs->slot = MakeSingleTupleTableSlot(rsinfo.setDesc, &TTSOpsMinimalTuple);
 }
 
-/* Column "col" (0-based) of row "i", as a C string, NULL for NULL. */
-static const char *
-DdlnObjText(DdlnObjects *objs, int i, int col)
+/* The next row, in objs->values and objs->nulls; false after the last. */
+static bool
+DdlnNextObject(DdlnObjects *objs)
 {
-	return objs->nulls[i][col] ? NULL : TextDatumGetCString(objs->values[i][col]);
+	if (objs->store == NULL ||
+		!tuplestore_gettupleslot(objs->store, true, false, objs->slot))
+		return false;
+	slot_getallattrs(objs->slot);
+	objs->values = objs->slot->tts_values;
+	objs->nulls = objs->slot->tts_isnull;
+	return true;
+}
+
+/* Back to before the first row. */
+static void
+DdlnRewindObjects(DdlnObjects *objs)
+{
+	if (objs->store)
+		tuplestore_rescan(objs->store);
+}
+
+static void
+DdlnCloseObjects(DdlnObjects *objs)
+{
+	if (objs->store)
+	{
+		ExecDropSingleTupleTableSlot(objs->slot);
+		tuplestore_end(objs->store);
+	}
+	FreeExprContext(objs->econtext, true);
+}
+
+/* Column "col" (0-based) of the current row, as a C string, NULL for NULL. */
+static const char *
+DdlnObjText(DdlnObjects *objs, int col)
+{
+	return objs->nulls[col] ? NULL : TextDatumGetCString(objs->values[col]);
+}
+
+/* Is column "col" of the current row the text "s"?  (Nothing allocated.) */
+static bool
+DdlnObjTextIs(DdlnObjects *objs, int col, const char *s)
+{
+	text	   *t;
+
+	if (objs->nulls[col])
+		return false;
+	t = DatumGetTextPP(objs->values[col]);
+	return VARSIZE_ANY_EXHDR(t) == strlen(s) && memcmp(VARDATA_ANY(t), s, strlen(s)) == 0;
 }
 
 /*
  * Is one of the rows the extension ddl_notify itself?  Then the statement is
  * CREATE/ALTER/DROP EXTENSION ddl_notify and none of its rows is recorded:
- * the others are the extension's own objects.
+ * the others are the extension's own objects.  Leaves the rows rewound.
  */
 static bool
 DdlnAboutThisExtension(DdlnObjects *objs, int typecol, int identcol)
 {
-	for (int i = 0; i < objs->n; i++)
-	{
-		const char *otype = DdlnObjText(objs, i, typecol);
-		const char *ident = DdlnObjText(objs, i, identcol);
+	bool		found = false;
 
-		if (otype && ident && strcmp(otype, "extension") == 0 &&
-			strcmp(ident, DDLN_EXTENSION_NAME) == 0)
-			return true;
-	}
-	return false;
+	while (!found && DdlnNextObject(objs))
+		found = DdlnObjTextIs(objs, typecol, "extension") &&
+			DdlnObjTextIs(objs, identcol, DDLN_EXTENSION_NAME);
+	DdlnRewindObjects(objs);
+	return found;
 }
 
 /*
@@ -1060,31 +1091,6 @@ DdlnDetailsWith(Jsonb *details, Jsonb *more)
 }
 
 /*
- * "before", "after" and "changes" of the relation a ddl_command_end row is
- * about (relimage.c): "before" if ddl_command_start read one, "after" then,
- * or for a relation the command created.
- */
-static Jsonb *
-DdlnRowImages(const DdlnEventRow *row)
-{
-	Oid			relid;
-	DdlnImage  *before;
-
-	if (!row->has_address)
-		return NULL;
-	relid = DdlnImageRelationOf(row->classid, row->objid);
-	if (!OidIsValid(relid))
-		return NULL;
-	before = DdlnImageTakeBefore(relid);
-	if (before == NULL &&
-		!(row->classid == RelationRelationId && relid == row->objid && row->objsubid == 0 &&
-		  (strncmp(row->command_tag, "CREATE ", 7) == 0 ||
-		   strcmp(row->command_tag, "SELECT INTO") == 0)))
-		return NULL;
-	return DdlnImageDetails(before, DdlnImageRead(relid));
-}
-
-/*
  * ddl_command_end: one row per command of pg_event_trigger_ddl_commands(),
  * GRANT expanded per object, ALTER TABLE with its subcommands.
  */
@@ -1106,27 +1112,27 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 	DdlnBeginCapture(&call);
 	/* the catalog rows the command just wrote must be visible to us */
 	CommandCounterIncrement();
-	DdlnReadObjects(F_PG_EVENT_TRIGGER_DDL_COMMANDS, &objs);
+	DdlnOpenObjects(F_PG_EVENT_TRIGGER_DDL_COMMANDS, &objs);
 	if (!DdlnAboutThisExtension(&objs, 4, 6))
 	{
 		/*
 		 * Columns: classid, objid, objsubid, command_tag, object_type,
 		 * schema_name, object_identity, in_extension, command
 		 */
-		for (int i = 0; i < objs.n; i++)
+		while (DdlnNextObject(&objs))
 		{
-			Datum	   *v = objs.values[i];
-			bool	   *isnull = objs.nulls[i];
+			Datum	   *v = objs.values;
+			bool	   *isnull = objs.nulls;
 			DdlnEventRow row = {0};
 			CollectedCommand *cmd;
 
 			row.trigger_event = "ddl_command_end";
-			row.command_tag = DdlnObjText(&objs, i, 3);
+			row.command_tag = DdlnObjText(&objs, 3);
 			if (row.command_tag == NULL)
 				row.command_tag = tag;
-			row.object_type = DdlnObjText(&objs, i, 4);
-			row.schema_name = DdlnObjText(&objs, i, 5);
-			row.object_identity = DdlnObjText(&objs, i, 6);
+			row.object_type = DdlnObjText(&objs, 4);
+			row.schema_name = DdlnObjText(&objs, 5);
+			row.object_identity = DdlnObjText(&objs, 6);
 			row.in_extension = !isnull[7] && DatumGetBool(v[7]);
 			if (!isnull[0])
 			{
@@ -1152,13 +1158,17 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
 
 			if (cmd && cmd->type == SCT_AlterTable)
 				row.details = DdlnAlterTableDetails(cmd);
-			if (ddln_capture_changes)
-				row.details = DdlnDetailsWith(row.details, DdlnRowImages(&row));
+			/* "before", "after" and "changes" of a relation (relimage.c) */
+			if (ddln_capture_changes && row.has_address)
+				row.details = DdlnDetailsWith(row.details,
+											  DdlnImageForRow(row.classid, row.objid,
+															  row.objsubid, row.command_tag));
 
 			DdlnInsertEvent(&call, &row);
 		}
 	}
 
+	DdlnCloseObjects(&objs);
 	DdlnImageForgetBefore();
 	DdlnEndCapture(&call);
 	PG_RETURN_VOID();
@@ -1174,32 +1184,45 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_sql_drop");
 	DdlnCaptureCall call;
 	DdlnObjects objs;
+	bool		about_this;
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext rowcxt;
 
 	DdlnBeginCapture(&call);
-	DdlnReadObjects(F_PG_EVENT_TRIGGER_DROPPED_OBJECTS, &objs);
-	if (DdlnAboutThisExtension(&objs, 6, 9))
-		objs.n = 0;
+	DdlnOpenObjects(F_PG_EVENT_TRIGGER_DROPPED_OBJECTS, &objs);
+	about_this = DdlnAboutThisExtension(&objs, 6, 9);
+
+	/*
+	 * One row at a time, each in a memory context reset after it: a DROP
+	 * SCHEMA of thousands of tables needs no more memory of ours than one
+	 * row's (ddl_notify.event's descriptor and indexes, opened at the
+	 * first row, live in the call's context).
+	 */
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify sql_drop row",
+								   ALLOCSET_DEFAULT_SIZES);
 
 	/*
 	 * Columns: classid, objid, objsubid, original, normal, is_temporary,
 	 * object_type, schema_name, object_name, object_identity, address_names,
 	 * address_args
 	 */
-	for (int i = 0; i < objs.n; i++)
+	while (!about_this && DdlnNextObject(&objs))
 	{
-		Datum	   *v = objs.values[i];
-		bool	   *isnull = objs.nulls[i];
+		Datum	   *v = objs.values;
+		bool	   *isnull = objs.nulls;
 		DdlnEventRow row = {0};
 		bool		original = DatumGetBool(v[3]);
 		bool		normal = DatumGetBool(v[4]);
 		bool		is_temp = DatumGetBool(v[5]);
 		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 
+		MemoryContextReset(rowcxt);
+		MemoryContextSwitchTo(rowcxt);
 		row.trigger_event = "sql_drop";
 		row.command_tag = tag;
-		row.object_type = DdlnObjText(&objs, i, 6);
-		row.schema_name = DdlnObjText(&objs, i, 7);
-		row.object_identity = DdlnObjText(&objs, i, 9);
+		row.object_type = DdlnObjText(&objs, 6);
+		row.schema_name = DdlnObjText(&objs, 7);
+		row.object_identity = DdlnObjText(&objs, 9);
 		row.has_address = true;
 		row.classid = DatumGetObjectId(v[0]);
 		row.objid = DatumGetObjectId(v[1]);
@@ -1267,6 +1290,9 @@ capture_sql_drop(PG_FUNCTION_ARGS)
 		DdlnInsertEvent(&call, &row);
 	}
 
+	MemoryContextSwitchTo(cxt);
+	MemoryContextDelete(rowcxt);
+	DdlnCloseObjects(&objs);
 	DdlnImageForgetDropped();
 	DdlnEndCapture(&call);
 	PG_RETURN_VOID();

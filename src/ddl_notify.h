@@ -166,13 +166,9 @@ extern char *DdlnCapQuery(const char *query);
 extern int	ddln_wal_message_version;	/* ddl_notify.wal_message_version */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* relimage.c: relation images, "before", "after" and "changes" */
-typedef struct DdlnImage DdlnImage;
 extern bool ddln_capture_changes;
-extern DdlnImage *DdlnImageRead(Oid relid);
-extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
-extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after);
 extern void DdlnImageCommandStart(Node *parsetree);
-extern DdlnImage *DdlnImageTakeBefore(Oid relid);
+extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
 extern void DdlnImageForgetBefore(void);
 extern Jsonb *DdlnImageTakeDropped(Oid relid);
 extern void DdlnImageForgetDropped(void);

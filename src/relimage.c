@@ -7,22 +7,22 @@
  *	  in an event's details; docs/reference.md, "The payload").
  *
  * An image is read from the catalogs as PostgreSQL prints them: columns
- * (format_type with typmod, qualified unless in pg_catalog, as pg_dump
- * prints them; pg_get_expr for defaults and generated expressions),
- * constraints (pg_get_constraintdef), indexes (pg_get_indexdef) and the
- * replica identity.  It is read with catalog scans and the syscache, never
+ * (format_type with typmod; pg_get_expr for defaults and generated
+ * expressions), constraints (pg_get_constraintdef), indexes
+ * (pg_get_indexdef) and the replica identity, with search_path set to
+ * pg_catalog alone while it is read: every name not in pg_catalog comes
+ * qualified, as pg_dump prints it, whatever the DDL's search_path.  It is read with catalog scans and the syscache, never
  * by opening the relation (no relcache entry is built for it).
  *
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs: no image is
  *	 read, no lock taken, no key written.
- * - "before" of ALTER TABLE, RENAME (of a relation, a column or a
- *	 constraint; of an index: its table's), ALTER ... SET SCHEMA, CREATE
- *	 INDEX (not CONCURRENTLY) and CREATE OR REPLACE VIEW is read at
+ * - "before" of ALTER TABLE, RENAME, ALTER ... SET SCHEMA, CREATE OR
+ *	 REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
  *	 ddl_command_start (DdlnImageCommandStart), only for the relation the
  *	 command names (an index's: its table), after taking the lock the
- *	 command itself will take (for ALTER INDEX RENAME, AccessShareLock on
- *	 the table), so that nothing changes it between the image
+ *	 command itself will take (on the index for ALTER INDEX RENAME, which
+ *	 locks nothing else), so that nothing changes it between the image
  *	 and the command.  The lock is taken only after the name resolved to a
  *	 relation the user owns: a user cannot make us wait on (or hold) a lock
  *	 on a relation the command would refuse to touch.  A relation that does
@@ -85,13 +85,13 @@
 #include "commands/event_trigger.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
 #include "storage/buffile.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -128,7 +128,7 @@ typedef struct DdlnImgPart
 	char	   *constraint;		/* indexes: the constraint it implements */
 } DdlnImgPart;
 
-struct DdlnImage
+typedef struct DdlnImage
 {
 	Oid			relid;
 	char	   *schema;
@@ -142,11 +142,13 @@ struct DdlnImage
 	DdlnImgPart *indexes;
 	char		replident;
 	char	   *replident_index;
-};
+} DdlnImage;
 
 /* "before" images of the running command, read at ddl_command_start */
 static MemoryContext pending_cxt = NULL;
 static List *pending = NIL;		/* of DdlnImage * */
+static List *given = NIL;		/* relations whose images a row of the
+								 * command carries already */
 
 /* images of dropped relations, read by the object access hook */
 typedef struct DdlnDroppedEnt
@@ -166,6 +168,8 @@ static int	dropped_end_fileno = 0;	/* where the next image goes in the file */
 static off_t dropped_end_offset = 0;
 
 static object_access_hook_type prev_object_access_hook = NULL;
+
+static Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
 static bool xact_callback_registered = false;
 
 /* ---------- JSON building (jsonb directly, as capture.c builds it) ---------- */
@@ -267,20 +271,14 @@ DdlnImageKindName(char relkind)
 	return NULL;
 }
 
-/* A type with its typmod, qualified unless it is in pg_catalog (as pg_dump prints it). */
+/*
+ * A type with its typmod, as pg_dump prints it: qualified unless it is in
+ * pg_catalog (the image is read with search_path pg_catalog alone).
+ */
 static char *
 DdlnImageTypeName(Oid typid, int32 typmod)
 {
-	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
-	bits16		flags = FORMAT_TYPE_TYPEMOD_GIVEN;
-
-	if (HeapTupleIsValid(tup))
-	{
-		if (((Form_pg_type) GETSTRUCT(tup))->typnamespace != PG_CATALOG_NAMESPACE)
-			flags |= FORMAT_TYPE_FORCE_QUALIFY;
-		ReleaseSysCache(tup);
-	}
-	return format_type_extended(typid, typmod, flags);
+	return format_type_extended(typid, typmod, FORMAT_TYPE_TYPEMOD_GIVEN);
 }
 
 /* A collation's name, qualified unless it is in pg_catalog. */
@@ -338,7 +336,7 @@ DdlnConstraintTypeName(char contype)
  * The image of relation "relid" as the catalogs say now, or NULL when it is
  * not a relation of the kinds that have images (or does not exist).
  */
-DdlnImage *
+static DdlnImage *
 DdlnImageRead(Oid relid)
 {
 	HeapTuple	tup;
@@ -350,6 +348,7 @@ DdlnImageRead(Oid relid)
 	char	  **defaults;
 	int			natts;
 	int			allocated;
+	int			nestlevel;
 
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tup))
@@ -360,6 +359,15 @@ DdlnImageRead(Oid relid)
 		ReleaseSysCache(tup);
 		return NULL;
 	}
+
+	/*
+	 * Names as pg_dump prints them: qualified unless in pg_catalog, whatever
+	 * the DDL's search_path (ruleutils qualifies what it cannot see).
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
 	img = palloc0(sizeof(DdlnImage));
 	img->relid = relid;
 	img->schema = get_namespace_name_or_temp(cls->relnamespace);
@@ -494,6 +502,7 @@ DdlnImageRead(Oid relid)
 	table_close(catrel, AccessShareLock);
 	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
 
+	AtEOXact_GUC(true, nestlevel);
 	return img;
 }
 
@@ -815,7 +824,7 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
  * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
  * left out when NULL, "changes" only with both.
  */
-Jsonb *
+static Jsonb *
 DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
 {
 	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
@@ -854,6 +863,7 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 			/* the contexts go with TopTransactionContext, the file with the resource owner */
 			pending_cxt = NULL;
 			pending = NIL;
+			given = NIL;
 			dropped_cxt = NULL;
 			dropped = NULL;
 			dropped_file = NULL;
@@ -891,10 +901,12 @@ DdlnImageSkipped(Oid relid)
 
 /*
  * Read the image of the relation "rv" names, after taking "lockmode" on it
- * (the lock the command will take), and keep it for ddl_command_end.
+ * (the lock the command will take), and keep it for ddl_command_end.  With
+ * "index", rv names an index (ALTER INDEX RENAME): the index is locked,
+ * the image is its table's.
  */
 static void
-DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
+DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index)
 {
 	Oid			relid;
 	MemoryContext old;
@@ -906,8 +918,11 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
 	for (int tries = 0;; tries++)
 	{
 		Oid			again;
+		char		relkind = get_rel_relkind(relid);
 
-		if (!OidIsValid(relid) || !DdlnImageKind(get_rel_relkind(relid)))
+		if (!OidIsValid(relid) ||
+			!(index ? (relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX) :
+			  DdlnImageKind(relkind)))
 			return;
 		/* not the user's: the command will refuse it; no lock of ours on it */
 		if (!DdlnRelationOwnerCheck(relid, GetUserId()) || IsCatalogRelationOid(relid))
@@ -921,6 +936,13 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
 		if (tries >= 3)
 			return;
 		relid = again;
+	}
+	/* an index: the image is its table's (the command locks the index only) */
+	if (index)
+	{
+		relid = IndexGetRelation(relid, true);
+		if (!OidIsValid(relid) || !DdlnImageKind(get_rel_relkind(relid)))
+			return;
 	}
 	if (DdlnImageSkipped(relid))
 		return;
@@ -937,32 +959,6 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode)
 }
 
 /*
- * ALTER INDEX ... RENAME: the image of the index's table.  The command
- * locks the index only; AccessShareLock on the table keeps any ALTER of
- * the table out until the rename is done, without blocking more than
- * that.
- */
-static void
-DdlnImageRememberIndexTable(RangeVar *rv)
-{
-	Oid			indexid = RangeVarGetRelid(rv, NoLock, true);
-	Oid			relid;
-	char	   *nspname;
-	char	   *relname;
-
-	if (!OidIsValid(indexid))
-		return;
-	relid = IndexGetRelation(indexid, true);
-	if (!OidIsValid(relid))
-		return;
-	nspname = get_namespace_name(get_rel_namespace(relid));
-	relname = get_rel_name(relid);
-	if (nspname == NULL || relname == NULL)
-		return;
-	DdlnImageRemember(makeRangeVar(nspname, relname, -1), AccessShareLock);
-}
-
-/*
  * ddl_command_start: forget the images of an earlier command, then read
  * "before" for the commands that change a relation in place.
  */
@@ -972,6 +968,7 @@ DdlnImageCommandStart(Node *parsetree)
 	if (pending_cxt)
 		MemoryContextReset(pending_cxt);
 	pending = NIL;
+	given = NIL;
 	if (!ddln_capture_changes || parsetree == NULL)
 		return;
 
@@ -983,7 +980,7 @@ DdlnImageCommandStart(Node *parsetree)
 
 				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
 					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE)
-					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds));
+					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false);
 				break;
 			}
 		case T_RenameStmt:
@@ -991,29 +988,17 @@ DdlnImageCommandStart(Node *parsetree)
 				RenameStmt *stmt = (RenameStmt *) parsetree;
 				ObjectType	type = stmt->renameType;
 
-				/* the grammar leaves relationType unset for RENAME CONSTRAINT */
+				/* RENAME COLUMN says on what; RENAME CONSTRAINT does not */
 				if (type == OBJECT_COLUMN)
 					type = stmt->relationType;
 				else if (type == OBJECT_TABCONSTRAINT)
 					type = OBJECT_TABLE;
 				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
 					type == OBJECT_FOREIGN_TABLE)
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock);
-				else if (type == OBJECT_INDEX)
-					DdlnImageRememberIndexTable(stmt->relation);
-				break;
-			}
-		case T_IndexStmt:
-			{
-				IndexStmt  *stmt = (IndexStmt *) parsetree;
-
-				/*
-				 * CREATE INDEX takes ShareLock on its table.  CONCURRENTLY
-				 * commits in between (the images would not outlive the
-				 * first transaction) and must not block writers: no image.
-				 */
-				if (!stmt->concurrent)
-					DdlnImageRemember(stmt->relation, ShareLock);
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+				/* ALTER INDEX RENAME locks the index so (RenameRelation) */
+				else if (stmt->renameType == OBJECT_INDEX)
+					DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true);
 				break;
 			}
 		case T_AlterObjectSchemaStmt:
@@ -1023,7 +1008,16 @@ DdlnImageCommandStart(Node *parsetree)
 				if (stmt->objectType == OBJECT_TABLE || stmt->objectType == OBJECT_VIEW ||
 					stmt->objectType == OBJECT_MATVIEW ||
 					stmt->objectType == OBJECT_FOREIGN_TABLE)
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock);
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+				break;
+			}
+		case T_IndexStmt:
+			{
+				IndexStmt  *stmt = (IndexStmt *) parsetree;
+
+				/* the lock DefineIndex takes on the table */
+				DdlnImageRemember(stmt->relation,
+								  stmt->concurrent ? ShareUpdateExclusiveLock : ShareLock, false);
 				break;
 			}
 		case T_ViewStmt:
@@ -1031,7 +1025,7 @@ DdlnImageCommandStart(Node *parsetree)
 				ViewStmt   *stmt = (ViewStmt *) parsetree;
 
 				if (stmt->replace)
-					DdlnImageRemember(stmt->view, AccessExclusiveLock);
+					DdlnImageRemember(stmt->view, AccessExclusiveLock, false);
 				break;
 			}
 		default:
@@ -1040,29 +1034,43 @@ DdlnImageCommandStart(Node *parsetree)
 }
 
 /*
- * The "before" image of relation "relid" read at ddl_command_start, or
- * NULL.  Taken once: a command that reports the same relation twice (ALTER
- * TABLE ... ADD GENERATED AS IDENTITY does, for its internal ALTER) or an
- * object of it (the index of CREATE TABLE ... PRIMARY KEY) carries the
- * images and changes on the first of its rows only, so that a consumer
- * applying every "changes" applies each once.
+ * "before", "after" and "changes" of the relation a ddl_command_end row is
+ * about (an index's, a constraint's: their table's), or NULL: "before" if
+ * ddl_command_start read one, "after" then, or for a relation the command
+ * created.  A command that reports the same relation in several rows (ALTER
+ * TABLE with some subcommands, CREATE OR REPLACE VIEW) has them in its
+ * first row only: a consumer applies each change once.
  */
-DdlnImage *
-DdlnImageTakeBefore(Oid relid)
+Jsonb *
+DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 {
+	Oid			relid = DdlnImageRelationOf(classid, objid);
+	DdlnImage  *before = NULL;
 	ListCell   *lc;
+	MemoryContext old;
 
+	if (!OidIsValid(relid) || list_member_oid(given, relid))
+		return NULL;
 	foreach(lc, pending)
 	{
-		DdlnImage  *img = (DdlnImage *) lfirst(lc);
-
-		if (img->relid == relid)
-		{
-			pending = foreach_delete_current(pending, lc);
-			return img;
-		}
+		if (((DdlnImage *) lfirst(lc))->relid == relid)
+			before = (DdlnImage *) lfirst(lc);
 	}
-	return NULL;
+	if (before == NULL &&
+		!(classid == RelationRelationId && relid == objid && objsubid == 0 &&
+		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)))
+		return NULL;
+	if (DdlnImageSkipped(relid))
+		return NULL;
+
+	DdlnImageRegisterCallback();
+	if (pending_cxt == NULL)
+		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
+											ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(pending_cxt);
+	given = lappend_oid(given, relid);
+	MemoryContextSwitchTo(old);
+	return DdlnImageDetails(before, DdlnImageRead(relid));
 }
 
 /* ddl_command_end is done with the images of its command. */
@@ -1072,6 +1080,7 @@ DdlnImageForgetBefore(void)
 	if (pending_cxt)
 		MemoryContextReset(pending_cxt);
 	pending = NIL;
+	given = NIL;
 }
 
 /* ---------- "before" of dropped relations ---------- */
@@ -1079,9 +1088,11 @@ DdlnImageForgetBefore(void)
 /*
  * The relation of ours an object belongs to or is: a relation of the kinds
  * with images itself, or the relation of an index, a constraint, a
- * default, a rule or a row type; InvalidOid for anything else.
+ * default, a rule or a row type; InvalidOid for anything else, or when
+ * that relation no longer exists (a row type can be deleted after its
+ * table, when the drop reached it through a function or a cast).
  */
-Oid
+static Oid
 DdlnImageRelationOf(Oid classId, Oid objectId)
 {
 	HeapTuple	tup;
@@ -1099,11 +1110,11 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 				relid = ((Form_pg_index) GETSTRUCT(tup))->indrelid;
 				ReleaseSysCache(tup);
 			}
-			return relid;
 		}
-		return DdlnImageKind(relkind) ? objectId : InvalidOid;
+		else
+			relid = objectId;
 	}
-	if (classId == ConstraintRelationId)
+	else if (classId == ConstraintRelationId)
 	{
 		tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(objectId));
 		if (HeapTupleIsValid(tup))
@@ -1111,9 +1122,8 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 			relid = ((Form_pg_constraint) GETSTRUCT(tup))->conrelid;
 			ReleaseSysCache(tup);
 		}
-		return relid;
 	}
-	if (classId == TypeRelationId)
+	else if (classId == TypeRelationId)
 	{
 		tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(objectId));
 		if (HeapTupleIsValid(tup))
@@ -1121,9 +1131,8 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 			relid = ((Form_pg_type) GETSTRUCT(tup))->typrelid;
 			ReleaseSysCache(tup);
 		}
-		return relid;
 	}
-	if (classId == AttrDefaultRelationId || classId == RewriteRelationId)
+	else if (classId == AttrDefaultRelationId || classId == RewriteRelationId)
 	{
 		bool		attrdef = (classId == AttrDefaultRelationId);
 		Relation	rel = table_open(classId, AccessShareLock);
@@ -1141,6 +1150,9 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 		systable_endscan(scan);
 		table_close(rel, AccessShareLock);
 	}
+	/* a row type's relation may be gone already, or a composite type's */
+	if (OidIsValid(relid) && !DdlnImageKind(get_rel_relkind(relid)))
+		return InvalidOid;
 	return relid;
 }
 

@@ -10,7 +10,9 @@
 #   in a database without event triggers, with ddl_notify, with the
 #   do-it-yourself PL/pgSQL trigger of the bench (ddl_command_end only: it
 #   records no drops), and with that trigger plus one on sql_drop (the same
-#   rows as ddl_notify); the marginal cost between a session of CG_N1 and one
+#   rows as ddl_notify), and with ddl_notify.capture_changes off (issue 27:
+#   the capture cost per event with and without before/after/changes, side
+#   by side); the marginal cost between a session of CG_N1 and one
 #   of CG_N2 transactions, so connection start-up and the first-call caches
 #   cancel out; the rows each records per transaction, and the cost per row.
 # - delivery: Ir per delivery of CALL ddl_notify.deliver() (4 no-op
@@ -26,8 +28,9 @@
 #   the messages add per event.
 # - profiles: the top functions, by exclusive Ir, inside ddl_notify's entry
 #   points only (valgrind --collect-atstart=no --toggle-collect=...):
-#   capture_ddl_command_end, capture_sql_drop, capture_table_rewrite and the
-#   commit callback DdlnXactCallback for the capture path; deliver (the CALL)
+#   capture_ddl_command_end, capture_sql_drop, capture_table_rewrite,
+#   ddl_notify_capture_ddl_command_start, the object access hook that reads
+#   dropped relations' images (DdlnImageObjectAccess) and the commit callback DdlnXactCallback for the capture path; deliver (the CALL)
 #   for the delivery path (the commit callback inside it is left out: it
 #   toggles collection off while it runs).
 #
@@ -70,13 +73,15 @@ fsync = off
 synchronous_commit = off"
 
 # --- setup, with a normal server -------------------------------------------
-for db in none ddln ddlnw diy diyd drain0 drain1 drain2 wk; do
+for db in none ddln ddlnoff ddlnw diy diyd drain0 drain1 drain2 wk; do
 	q C postgres "CREATE DATABASE $db"
 done
 # (quiet: CREATE EXTENSION warns that delivery is manual here)
 psql_c C ddln -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
 psql_c C wk -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
 psql_c C ddlnw -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
+psql_c C ddlnoff -c "SET client_min_messages = error" -f "$FILES/sql/capture_ddln.sql" >/dev/null
+q C ddlnoff "ALTER DATABASE ddlnoff SET ddl_notify.capture_changes = off" >/dev/null
 q C ddlnw "ALTER DATABASE ddlnw SET ddl_notify.wal_messages = on" >/dev/null
 q_file C diy "$FILES/sql/capture_diy.sql" >/dev/null
 q_file C diyd "$FILES/sql/capture_diy.sql" >/dev/null
@@ -163,13 +168,14 @@ ir_total()
 echo "== run 1: everything counted (Ir = instructions executed)"
 vg_start --collect-atstart=yes
 declare -A F1=() F2=() ROWS=()
-for db in none ddln diy diyd; do
+for db in none ddln ddlnoff diy diyd; do
 	F1[$db]=$(session "$db" "$BENCH_TMP/ddl.$N1.sql")
 	F2[$db]=$(session "$db" "$BENCH_TMP/ddl.$N2.sql")
 done
 # rows recorded per transaction (nothing delivers here: they all stay)
 ROWS[none]=0
 ROWS[ddln]=$(q C ddln "SELECT count(*) / $((N1 + N2)).0 FROM ddl_notify.event")
+ROWS[ddlnoff]=$(q C ddlnoff "SELECT count(*) / $((N1 + N2)).0 FROM ddl_notify.event")
 ROWS[diy]=$(q C diy "SELECT count(*) / $((N1 + N2)).0 FROM public.ddl_log")
 ROWS[diyd]=$(q C diyd "SELECT count(*) / $((N1 + N2)).0 FROM public.ddl_log")
 D0=$(session drain0 "CALL ddl_notify.deliver()")
@@ -178,17 +184,26 @@ vg_stop
 
 declare -A IR=()
 printf '\n== capture: Ir per transaction (3 DDL), marginal over %d transactions\n' "$((N2 - N1))"
-echo "   none: no event trigger; ddln: ddl_notify; diy: the PL/pgSQL trigger on ddl_command_end"
+echo "   none: no event trigger; ddln: ddl_notify; ddlnoff: ddl_notify with capture_changes off;"
+echo "   diy: the PL/pgSQL trigger on ddl_command_end"
 echo "   (capture_diy.sql); diyd: diy plus a PL/pgSQL trigger on sql_drop (capture_diy_drop.sql)"
-for db in none ddln diy diyd; do
+for db in none ddln ddlnoff diy diyd; do
 	IR[$db]=$(awk -v a="$(ir_total "${F1[$db]}")" -v b="$(ir_total "${F2[$db]}")" -v n="$((N2 - N1))" 'BEGIN { printf "%.0f", (b - a) / n }')
 done
-for db in none ddln diy diyd; do
+for db in none ddln ddlnoff diy diyd; do
 	awk -v db="$db" -v x="${IR[$db]}" -v base="${IR[none]}" -v rows="${ROWS[$db]}" 'BEGIN {
 		printf "   %-5s %12.0f Ir/txn  %+11.0f vs none (%+5.1f%%), %4.1f rows/txn", db, x, x - base, (x - base) * 100 / base, rows
 		if (rows > 0) printf ", %+7.0f Ir per row", (x - base) / rows
 		printf "\n" }'
 done
+# issue 27: the relation images ("before", "after", "changes") on and off
+awk -v on="${IR[ddln]}" -v off="${IR[ddlnoff]}" -v none="${IR[none]}" -v rows="${ROWS[ddln]}" 'BEGIN {
+	printf "\n== capture cost per event with and without before/after/changes (ddl_notify.capture_changes)\n"
+	printf "   %-28s %12s %12s\n", "", "Ir/txn", "Ir/event"
+	printf "   %-28s %12.0f %12.0f\n", "capture_changes off", off - none, (off - none) / rows
+	printf "   %-28s %12.0f %12.0f\n", "capture_changes on (default)", on - none, (on - none) / rows
+	printf "   %-28s %+12.0f %+12.0f  (%+.1f%% of the capture off, %+.1f%% of the DDL without capture)\n", "on - off",
+		on - off, (on - off) / rows, (on - off) * 100 / (off - none), (on - off) * 100 / none }'
 printf '\n== delivery: CALL ddl_notify.deliver(), 4 no-op subscribers, backlog %d events\n' "$EVENTS"
 awk -v a="$(ir_total "$D0")" -v b="$(ir_total "$D1")" -v n="$((4 * EVENTS))" 'BEGIN {
 	printf "   empty round %.0f Ir; with the backlog %.0f Ir: %.0f Ir per delivery\n", a, b, (b - a) / n }'
@@ -216,6 +231,7 @@ awk -v none="${GIR[none]}" -v off="${GIR[ddln]}" -v on="${GIR[ddlnw]}" -v rows="
 
 printf '\n== run 2: only inside ddl_notify entry points\n'
 vg_start --collect-atstart=no --toggle-collect=capture_ddl_command_end --toggle-collect=capture_sql_drop \
+	--toggle-collect=ddl_notify_capture_ddl_command_start --toggle-collect=DdlnImageObjectAccess \
 	--toggle-collect=capture_table_rewrite --toggle-collect=DdlnXactCallback --toggle-collect=deliver
 P1=$(session ddln "$BENCH_TMP/ddl.$N2.sql")
 P2=$(session drain2 "CALL ddl_notify.deliver()")
