@@ -27,8 +27,12 @@
 # Catches: a change the images or the diff get wrong or leave out (a
 # column attribute, a constraint or index, a rename matched by name, the
 # replica identity, a cascaded drop without its event): the two dumps
-# differ; a message that is not version 2 or not transactional (a rolled
-# back statement replayed); v2 messages without their details.
+# differ (test/mutations/changes_no_drop_not_null.patch: CAUGHT); changes
+# repeated on a second row of the same command (the identity added twice:
+# the consumer fails); a message that is not version 2 or not
+# transactional (a rolled back statement replayed); v2 messages without
+# their details.  The last assertions check that the run made every kind
+# of change at least once (with the default 3 seeds of 300 steps).
 
 use strict;
 use warnings FATAL => 'all';
