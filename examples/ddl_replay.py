@@ -117,6 +117,16 @@ def replica_identity_sql(image):
     return 'REPLICA IDENTITY ' + ri.upper()
 
 
+def literal(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def options_sql(option):
+    """name 'value' from a "name=value" option."""
+    name, _, value = option.partition('=')
+    return '%s %s' % (ident(name), literal(value))
+
+
 def create_sql(image):
     """CREATE statements that make the relation of an "after" image."""
     kind = image['kind']
@@ -143,12 +153,14 @@ def create_sql(image):
             if image.get('server') is None:
                 raise NotUnderstood('%s: the image has no server' % rel)
             stmt += ' SERVER ' + ident(image['server'])
+            if image.get('options'):
+                stmt += ' OPTIONS (%s)' % ', '.join(options_sql(o) for o in image['options'])
         stmts.append(stmt)
     # indexes a constraint did not make
     stmts += [i['definition'] for i in image.get('indexes', [])
               if not i.get('constraint')]
     ri = replica_identity_sql(image)
-    if ri is not None and ri != 'REPLICA IDENTITY DEFAULT':
+    if ri is not None and ri != 'REPLICA IDENTITY DEFAULT' and kind in ('table', 'partitioned table'):
         stmts.append('ALTER %s %s %s' % (KIND_SQL[kind], rel, ri))
     return stmts
 
@@ -172,6 +184,8 @@ def change_order(ch):
     op = ch['op']
     if op in ('rename', 'set schema'):
         return (0,)
+    if op == 'set definition':
+        return (4, len(COLUMN_STEPS))   # after RENAME COLUMN (its alias is in the query)
     if op == 'set replica identity':
         return (1,) if ch.get('new') != 'index' else (9,)
     if op in ('drop constraint', 'drop index'):
@@ -229,6 +243,13 @@ class Applier:
         row = self.cur.fetchone()
         return row[0] if row else None
 
+    def view_def(self, schema, name):
+        """pg_get_viewdef() of that view here, or None."""
+        self.cur.execute('SELECT pg_catalog.pg_get_viewdef(pg_catalog.to_regclass(%s))',
+                         (qname(schema, name),))
+        row = self.cur.fetchone()
+        return row[0] if row else None
+
     def index_def(self, schema, name):
         """pg_get_indexdef() of that index here, or None."""
         self.cur.execute(
@@ -280,6 +301,15 @@ class Applier:
             elif op == 'set schema':
                 self.run(alter + 'SET SCHEMA ' + ident(ch['new']))
                 schema = ch['new']
+            elif op == 'set definition':
+                # CREATE OR REPLACE: the view's columns follow its query;
+                # nothing when the other changes made it so (RENAME COLUMN)
+                if self.view_def(schema, name) != ch['new']:
+                    if kind != 'VIEW':
+                        raise NotUnderstood('a new query for materialized view %s' % rel)
+                    self.run('CREATE OR REPLACE VIEW %s AS %s' % (rel, ch['new'].rstrip().rstrip(';')))
+            elif kind in ('VIEW', 'MATERIALIZED VIEW') and op in ('add column', 'alter column type'):
+                pass            # what a new query (set definition) did
             elif op == 'add column':
                 self.run(alter + 'ADD COLUMN ' + column_sql(ch['column']))
             elif op == 'drop column':
@@ -440,6 +470,10 @@ class Replayer:
         self.applied = 0        # transactions applied
         self.counts = {}        # statements applied, by kind
         cur = target.cursor()
+        # the images print every name outside pg_catalog qualified, as
+        # pg_dump does, and so must what is compared with them here
+        cur.execute('SET search_path = pg_catalog')
+        target.commit()
         cur.execute('CREATE SCHEMA IF NOT EXISTS ddl_replay')
         cur.execute('CREATE TABLE IF NOT EXISTS ddl_replay.progress'
                     ' (slot text PRIMARY KEY, end_lsn pg_lsn NOT NULL)')

@@ -48,7 +48,6 @@ use ReplayGen;
 my $python = -x '/usr/bin/python3' ? '/usr/bin/python3' : 'python3';
 my @seeds = split /,/, ($ENV{REPLAY_SEEDS} // '1,2,3');
 my $statements = $ENV{REPLAY_STATEMENTS} // 300;
-my $views = $ENV{REPLAY_VIEWS} // 0;
 my $example = 'examples/ddl_replay.py';
 
 my $node = PostgreSQL::Test::Cluster->new('replay');
@@ -110,6 +109,13 @@ for my $seed (@seeds)
 	diag "044_replay: seed $seed, $statements steps (REPLAY_SEEDS=$seed REPLAY_STATEMENTS=$statements)";
 	$node->safe_psql('postgres', "CREATE DATABASE src_$seed");
 	$node->safe_psql('postgres', "CREATE DATABASE dst_$seed");
+	# the foreign server of the foreign tables, on both sides before the
+	# slot (the consumer applies no server)
+	for my $db ("src_$seed", "dst_$seed")
+	{
+		$node->safe_psql($db,
+			'CREATE FOREIGN DATA WRAPPER replay_fdw; CREATE SERVER replay_srv FOREIGN DATA WRAPPER replay_fdw');
+	}
 	$node->safe_psql(
 		"src_$seed", qq{
 SET client_min_messages = warning;
@@ -121,7 +127,7 @@ SELECT pg_create_logical_replication_slot('replay_$seed', 'pgoutput');
 	is($node->safe_psql("src_$seed", "LOAD 'ddl_notify'; SHOW ddl_notify.wal_message_version"),
 		'2', "seed $seed: messages are version 2 by default");
 
-	my $gen = ReplayGen->new(seed => $seed, views => $views);
+	my $gen = ReplayGen->new(seed => $seed);
 	my $state_query = ReplayGen::state_query();
 	my ($ok, $failed) = (0, 0);
 	for my $step (1 .. $statements)
@@ -178,7 +184,10 @@ for my $kind ('create table', 'drop table', 'drop table constraint',
 	'add identity', 'set identity', 'drop identity', 'drop expression',
 	'set collation', 'add constraint',
 	'drop constraint', 'rename constraint', 'add index', 'drop index',
-	'rename index', 'set replica identity', 'rename', 'set schema')
+	'rename index', 'set replica identity', 'rename', 'set schema',
+	'create view', 'create materialized view', 'create partitioned table',
+	'create foreign table', 'set definition', 'drop view', 'drop materialized view',
+	'drop foreign table')
 {
 	ok(($applied{$kind} // 0) > 0, "the replay applied \"$kind\" (" . ($applied{$kind} // 0) . ')')
 	  if @seeds >= 3 && $statements >= 300;

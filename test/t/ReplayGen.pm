@@ -8,12 +8,16 @@
 # CREATE TABLE (every column attribute the relation images carry: types
 # with typmods, collations, NOT NULL, defaults, identity, generated columns,
 # primary key, unique, check and foreign key constraints, names that need
-# quoting), CREATE TABLE AS, ALTER TABLE in every way a "changes" entry
+# quoting), partitioned tables (RANGE, LIST, HASH), foreign tables (server
+# replay_srv, which the test makes, with options), CREATE TABLE AS, views
+# (CREATE OR REPLACE VIEW too) and materialized views (their indexes, RENAME,
+# RENAME COLUMN, SET SCHEMA, DROP), ALTER [FOREIGN] TABLE in every way a
+# "changes" entry
 # names (add/drop/rename column, type, collation, nullability, default,
 # identity, constraints, replica identity, rename, SET SCHEMA, several
 # subcommands at once), CREATE/DROP/ALTER INDEX, DROP TABLE and DROP
-# CONSTRAINT/COLUMN with and without CASCADE, CREATE/DROP SCHEMA CASCADE,
-# and, when asked, views and materialized views; some steps run two or
+# CONSTRAINT/COLUMN with and without CASCADE, CREATE/DROP SCHEMA CASCADE;
+# some steps run two or
 # three statements in an explicit transaction, with a savepoint rolled back
 # or the whole transaction rolled back.  A statement may fail (a type that
 # does not convert, a name taken): the run goes on, as the server left it.
@@ -70,13 +74,13 @@ my %DEFAULTS = (
 	'integer[]'                => [ q{'{1,2}'} ]);
 my @COLLATIONS = ('"C"', '"POSIX"');
 
-# new(seed => N, views => BOOL)
+# new(seed => N)
 sub new
 {
 	my ($class, %o) = @_;
 	my $state = ($o{seed} * 1000003 + 17) % MODULUS;
 	$state = 1 if $state == 0;
-	return bless { state => $state, views => $o{views} ? 1 : 0, n => 0, stats => {} }, $class;
+	return bless { state => $state, n => 0, stats => {} }, $class;
 }
 
 sub rand_int
@@ -142,7 +146,7 @@ SELECT json_build_object(
              WHERE x.indrelid = c.oid)
    ) ORDER BY n.nspname, c.relname), '[]')
    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-   WHERE n.nspname LIKE 'rs%' AND c.relkind IN ('r', 'v', 'm'))
+   WHERE n.nspname LIKE 'rs%' AND c.relkind IN ('r', 'p', 'f', 'v', 'm'))
 )};
 }
 
@@ -185,10 +189,19 @@ sub column_def
 	return ($name, $def, $type);
 }
 
+# the relations ALTER TABLE / ALTER FOREIGN TABLE change: tables,
+# partitioned tables, foreign tables
 sub tables
 {
 	my ($st) = @_;
-	return grep { $_->{k} eq 'r' } @{ $st->{rels} };
+	return grep { $_->{k} =~ /^[rpf]$/ } @{ $st->{rels} };
+}
+
+# TABLE or FOREIGN TABLE, as ALTER and DROP name the relation
+sub kw
+{
+	my ($rel) = @_;
+	return $rel->{k} eq 'f' ? 'FOREIGN TABLE' : 'TABLE';
 }
 
 sub create_table
@@ -197,14 +210,32 @@ sub create_table
 	return $self->create_schema if !@{ $st->{schemas} };
 	my $schema = $self->pick(@{ $st->{schemas} });
 	my $name   = $self->name('t');
+	my $r      = $self->rand_int(100);
+	my $kind   = $r < 10 ? 'partitioned' : $r < 20 ? 'foreign' : 'table';
 	my (@cols, @defs);
 	for (0 .. $self->rand_int(5))
 	{
-		my ($n, $d, $type) = $self->column_def(\@cols, constraints => 1);
+		my ($n, $d, $type) = $self->column_def(\@cols, constraints => $kind eq 'table');
 		push @cols, { n => $n, t => $type };
 		push @defs, $d;
 	}
 	my @keyable = grep { $_->{t} !~ /\[\]|jsonb/ } @cols;
+	my $rel = 'CREATE TABLE ' . qi($schema) . '.' . qi($name);
+	if ($kind eq 'foreign')
+	{
+		return "CREATE FOREIGN TABLE " . qi($schema) . '.' . qi($name) . ' (' . join(', ', @defs)
+		  . ') SERVER replay_srv' . ($self->chance(60) ? q{ OPTIONS (table_name 'x', "Odd key" 'it''s')} : '');
+	}
+	if ($kind eq 'partitioned')
+	{
+		my @by = grep { $_->{t} =~ /^(integer|bigint|text|date)$/ } @cols;
+		return undef unless @by;
+		my $k = $self->pick(@by);
+		# a primary key must contain the partition key
+		push @defs, 'PRIMARY KEY (' . qi($k->{n}) . ')' if $self->chance(40);
+		return "$rel (" . join(', ', @defs) . ') PARTITION BY ' . $self->pick('RANGE', 'LIST', 'HASH')
+		  . ' (' . qi($k->{n}) . ')';
+	}
 	if (@keyable && $self->chance(60))
 	{
 		my $k = $self->pick(@keyable);
@@ -226,7 +257,7 @@ sub create_table
 			  . ($self->chance(50) ? ' ON DELETE CASCADE' : '');
 		}
 	}
-	return 'CREATE TABLE ' . qi($schema) . '.' . qi($name) . ' (' . join(', ', @defs) . ')';
+	return "$rel (" . join(', ', @defs) . ')';
 }
 
 sub create_schema
@@ -239,6 +270,7 @@ sub alter_column
 {
 	my ($self, $rel) = @_;
 	my $t = qn($rel);
+	my $k = kw($rel);
 	my @cols = @{ $rel->{cols} };
 	return undef unless @cols;
 	# identity and generated columns are few: their own changes now and then
@@ -247,9 +279,9 @@ sub alter_column
 	{
 		my $c = $self->pick(@special);
 		my $cn = qi($c->{n});
-		return "ALTER TABLE $t ALTER COLUMN $cn DROP EXPRESSION" if $c->{g};
-		return "ALTER TABLE $t ALTER COLUMN $cn DROP IDENTITY" if $self->chance(40);
-		return "ALTER TABLE $t ALTER COLUMN $cn SET GENERATED " . ($c->{id} eq 'a' ? 'BY DEFAULT' : 'ALWAYS');
+		return "ALTER $k $t ALTER COLUMN $cn DROP EXPRESSION" if $c->{g};
+		return "ALTER $k $t ALTER COLUMN $cn DROP IDENTITY" if $self->chance(40);
+		return "ALTER $k $t ALTER COLUMN $cn SET GENERATED " . ($c->{id} eq 'a' ? 'BY DEFAULT' : 'ALWAYS');
 	}
 	my $c = $self->pick(@cols);
 	my $cn = qi($c->{n});
@@ -258,29 +290,29 @@ sub alter_column
 	{
 		my $to = $RETYPE{ $c->{t} } or return undef;
 		my $new = $self->pick(@$to);
-		return "ALTER TABLE $t ALTER COLUMN $cn TYPE $new USING ${cn}::$new";
+		return "ALTER $k $t ALTER COLUMN $cn TYPE $new USING ${cn}::$new";
 	}
 	if ($r == 1 && $c->{t} =~ /^(text|character varying)/)
 	{
-		return "ALTER TABLE $t ALTER COLUMN $cn TYPE $c->{t} COLLATE " . $self->pick(@COLLATIONS, '"default"');
+		return "ALTER $k $t ALTER COLUMN $cn TYPE $c->{t} COLLATE " . $self->pick(@COLLATIONS, '"default"');
 	}
-	return "ALTER TABLE $t ALTER COLUMN $cn " . ($c->{nn} ? 'DROP' : 'SET') . ' NOT NULL' if $r <= 3;
+	return "ALTER $k $t ALTER COLUMN $cn " . ($c->{nn} ? 'DROP' : 'SET') . ' NOT NULL' if $r <= 3;
 	if ($r <= 5)
 	{
-		return "ALTER TABLE $t ALTER COLUMN $cn DROP DEFAULT" if $c->{d} && $self->chance(50);
+		return "ALTER $k $t ALTER COLUMN $cn DROP DEFAULT" if $c->{d} && $self->chance(50);
 		my $d = $DEFAULTS{ $c->{t} } or return undef;
-		return "ALTER TABLE $t ALTER COLUMN $cn SET DEFAULT " . $self->pick(@$d);
+		return "ALTER $k $t ALTER COLUMN $cn SET DEFAULT " . $self->pick(@$d);
 	}
 	if ($r <= 7 && $c->{t} =~ /^(integer|bigint|smallint)$/)
 	{
-		return "ALTER TABLE $t ALTER COLUMN $cn DROP IDENTITY" if $c->{id} && $self->chance(40);
-		return "ALTER TABLE $t ALTER COLUMN $cn SET GENERATED " . ($c->{id} eq 'a' ? 'BY DEFAULT' : 'ALWAYS')
+		return "ALTER $k $t ALTER COLUMN $cn DROP IDENTITY" if $c->{id} && $self->chance(40);
+		return "ALTER $k $t ALTER COLUMN $cn SET GENERATED " . ($c->{id} eq 'a' ? 'BY DEFAULT' : 'ALWAYS')
 		  if $c->{id};
-		return "ALTER TABLE $t ALTER COLUMN $cn SET NOT NULL, ALTER COLUMN $cn ADD GENERATED "
+		return "ALTER $k $t ALTER COLUMN $cn SET NOT NULL, ALTER COLUMN $cn ADD GENERATED "
 		  . $self->pick('ALWAYS', 'BY DEFAULT') . ' AS IDENTITY';
 	}
-	return "ALTER TABLE $t RENAME COLUMN $cn TO " . qi($self->name('c')) if $r <= 9;
-	return "ALTER TABLE $t DROP COLUMN $cn" . ($self->chance(40) ? ' CASCADE' : '') if $r <= 11;
+	return "ALTER $k $t RENAME COLUMN $cn TO " . qi($self->name('c')) if $r <= 9;
+	return "ALTER $k $t DROP COLUMN $cn" . ($self->chance(40) ? ' CASCADE' : '') if $r <= 11;
 	return undef;
 }
 
@@ -288,24 +320,25 @@ sub alter_constraint
 {
 	my ($self, $st, $rel) = @_;
 	my $t = qn($rel);
+	my $k = kw($rel);
 	my @cols = grep { $_->{t} !~ /\[\]|jsonb/ } @{ $rel->{cols} };
 	my @cons = @{ $rel->{cons} };
 	my $r = $self->rand_int(8);
 	if ($r == 0 && @cons)
 	{
-		return "ALTER TABLE $t DROP CONSTRAINT " . qi($self->pick(@cons)->{n}) . ($self->chance(50) ? ' CASCADE' : '');
+		return "ALTER $k $t DROP CONSTRAINT " . qi($self->pick(@cons)->{n}) . ($self->chance(50) ? ' CASCADE' : '');
 	}
 	if ($r == 1 && @cons)
 	{
-		return "ALTER TABLE $t RENAME CONSTRAINT " . qi($self->pick(@cons)->{n}) . ' TO ' . qi($self->name('k'));
+		return "ALTER $k $t RENAME CONSTRAINT " . qi($self->pick(@cons)->{n}) . ' TO ' . qi($self->name('k'));
 	}
 	return undef unless @cols;
 	my $c = $self->pick(@cols);
 	my $name = $self->chance(50) ? 'CONSTRAINT ' . qi($self->name('k')) . ' ' : '';
-	return "ALTER TABLE $t ADD ${name}PRIMARY KEY (" . qi($c->{n}) . ')' if $r <= 3;
-	return "ALTER TABLE $t ADD ${name}UNIQUE (" . join(', ', map { qi($_->{n}) } $c, ($self->chance(30) ? $self->pick(@cols) : ())) . ')'
+	return "ALTER $k $t ADD ${name}PRIMARY KEY (" . qi($c->{n}) . ')' if $r <= 3;
+	return "ALTER $k $t ADD ${name}UNIQUE (" . join(', ', map { qi($_->{n}) } $c, ($self->chance(30) ? $self->pick(@cols) : ())) . ')'
 	  if $r == 4;
-	return "ALTER TABLE $t ADD ${name}CHECK (" . qi($c->{n}) . ' IS NOT NULL)' if $r == 5;
+	return "ALTER $k $t ADD ${name}CHECK (" . qi($c->{n}) . ' IS NOT NULL)' if $r == 5;
 	# a foreign key to a primary key or unique constraint of the same type
 	my @targets;
 	for my $o (tables($st))
@@ -319,7 +352,7 @@ sub alter_constraint
 	}
 	return undef unless @targets;
 	my ($o, $oc) = @{ $self->pick(@targets) };
-	return "ALTER TABLE $t ADD ${name}FOREIGN KEY (" . qi($c->{n}) . ') REFERENCES ' . qn($o) . ' (' . qi($oc->{n}) . ')';
+	return "ALTER $k $t ADD ${name}FOREIGN KEY (" . qi($c->{n}) . ') REFERENCES ' . qn($o) . ' (' . qi($oc->{n}) . ')';
 }
 
 sub alter_index
@@ -351,30 +384,49 @@ sub replica_identity
 {
 	my ($self, $rel) = @_;
 	my $t = qn($rel);
+	my $k = kw($rel);
 	my @ok = grep { $_->{u} && $_->{nn} && !$_->{expr} } @{ $rel->{idx} };
 	my $r = $self->rand_int(4);
-	return "ALTER TABLE $t REPLICA IDENTITY USING INDEX " . qi($self->pick(@ok)->{n}) if $r == 0 && @ok;
-	return "ALTER TABLE $t REPLICA IDENTITY " . $self->pick('FULL', 'NOTHING', 'DEFAULT');
+	return "ALTER $k $t REPLICA IDENTITY USING INDEX " . qi($self->pick(@ok)->{n}) if $r == 0 && @ok;
+	return "ALTER $k $t REPLICA IDENTITY " . $self->pick('FULL', 'NOTHING', 'DEFAULT');
 }
 
 sub view
 {
 	my ($self, $st) = @_;
-	my @views = grep { $_->{k} ne 'r' } @{ $st->{rels} };
-	my $r = $self->rand_int(4);
-	if ($r == 0 && @views)
+	my @views = grep { $_->{k} =~ /^[vm]$/ } @{ $st->{rels} };
+	my $r = $self->rand_int(10);
+	if ($r < 5 && @views)
 	{
 		my $v = $self->pick(@views);
 		my $kind = $v->{k} eq 'm' ? 'MATERIALIZED VIEW' : 'VIEW';
-		return "ALTER $kind " . qn($v) . ' RENAME TO ' . qi($self->name('v')) if $self->chance(60);
-		return "DROP $kind " . qn($v);
+		my @c = @{ $v->{cols} };
+		return "ALTER $kind " . qn($v) . ' RENAME TO ' . qi($self->name('v')) if $r == 0;
+		return "ALTER $kind " . qn($v) . ' RENAME COLUMN ' . qi($self->pick(@c)->{n}) . ' TO ' . qi($self->name('c'))
+		  if $r == 1 && @c;
+		return "ALTER $kind " . qn($v) . ' SET SCHEMA ' . qi($self->pick(@{ $st->{schemas} })) if $r == 2;
+		return 'CREATE INDEX ON ' . qn($v) . ' (' . qi($self->pick(@c)->{n}) . ')'
+		  if $r == 3 && $v->{k} eq 'm' && @c && $c[0]{t} !~ /jsonb|\[\]/;
+		return "DROP $kind " . qn($v) . ($self->chance(50) ? ' CASCADE' : '');
 	}
 	my @t = grep { @{ $_->{cols} } } tables($st);
 	return undef unless @t;
 	my $t = $self->pick(@t);
 	my @c = map { qi($_->{n}) } @{ $t->{cols} }[ 0 .. $self->rand_int(scalar @{ $t->{cols} }) ];
-	my $kind = $self->chance(30) ? 'MATERIALIZED VIEW' : 'VIEW';
-	return "CREATE $kind " . qi($t->{s}) . '.' . qi($self->name('v')) . ' AS SELECT ' . join(', ', @c) . ' FROM ' . qn($t);
+	my $where = $self->chance(30) ? " WHERE $c[0] IS NOT NULL" : '';
+	my $name = qi($t->{s}) . '.' . qi($self->name('v'));
+	if ($self->chance(30))
+	{
+		return "CREATE MATERIALIZED VIEW $name AS SELECT " . join(', ', @c) . ' FROM ' . qn($t) . "$where WITH NO DATA";
+	}
+	# a view, and sometimes at once a wider one in its place
+	my $sql = "CREATE VIEW $name AS SELECT " . join(', ', @c) . ' FROM ' . qn($t) . $where;
+	if ($self->chance(30) && @{ $t->{cols} } > @c)
+	{
+		$sql .= ";\nCREATE OR REPLACE VIEW $name AS SELECT " . join(', ', @c, qi($t->{cols}[ scalar @c ]{n}))
+		  . ' FROM ' . qn($t) . $where;
+	}
+	return $sql;
 }
 
 # One statement drawn from the state; undef when the draw found nothing to
@@ -388,6 +440,7 @@ sub statement
 	return $self->create_table($st) if $r < 15 || @t < 2;
 	my $rel = $self->pick(@t);
 	my $t = qn($rel);
+	my $k = kw($rel);
 	if ($r < 20)
 	{
 		return 'CREATE TABLE ' . qi($rel->{s}) . '.' . qi($self->name('t')) . ' AS SELECT * FROM ' . $t
@@ -397,25 +450,25 @@ sub statement
 	if ($r < 32)
 	{
 		my ($n, $d) = $self->column_def($rel->{cols});
-		return "ALTER TABLE $t ADD COLUMN $d";
+		return "ALTER $k $t ADD COLUMN $d";
 	}
 	return $self->alter_column($rel) if $r < 55;
 	return $self->alter_constraint($st, $rel) if $r < 67;
 	return $self->alter_index($rel) if $r < 75;
 	return $self->replica_identity($rel) if $r < 79;
-	return "ALTER TABLE $t RENAME TO " . qi($self->name('t')) if $r < 82;
-	return "ALTER TABLE $t SET SCHEMA " . qi($self->pick(@{ $st->{schemas} })) if $r < 84;
+	return "ALTER $k $t RENAME TO " . qi($self->name('t')) if $r < 82;
+	return "ALTER $k $t SET SCHEMA " . qi($self->pick(@{ $st->{schemas} })) if $r < 84;
 	if ($r < 87)
 	{
 		my ($n, $d) = $self->column_def($rel->{cols});
 		my $second = $self->alter_column($rel) // return undef;
-		return undef unless substr($second, 0, length("ALTER TABLE $t ")) eq "ALTER TABLE $t ";
-		$second = substr($second, length("ALTER TABLE $t "));
+		return undef unless substr($second, 0, length("ALTER $k $t ")) eq "ALTER $k $t ";
+		$second = substr($second, length("ALTER $k $t "));
 		return undef if $second =~ /^RENAME/;
-		return "ALTER TABLE $t ADD COLUMN $d, $second";
+		return "ALTER $k $t ADD COLUMN $d, $second";
 	}
-	return $self->view($st) if $r < 93 && $self->{views};
-	return "DROP TABLE $t" . ($self->chance(50) ? ' CASCADE' : '') if $r < 97;
+	return $self->view($st) if $r < 93;
+	return "DROP $k $t" . ($self->chance(50) ? ' CASCADE' : '') if $r < 97;
 	return 'DROP SCHEMA ' . qi($self->pick(@{ $st->{schemas} })) . ' CASCADE' if $r < 98 && @{ $st->{schemas} } > 2;
 	return undef;
 }
