@@ -320,10 +320,12 @@ class Applier:
                 col = after_column(after, ch['column'])
                 if col is None:
                     raise NotUnderstood('%s: column %s not in "after"' % (op, ch['column']))
-                self.run(alter + 'ALTER COLUMN %s TYPE %s%s USING %s::%s' % (
+                # a foreign table has no rows here to convert, and no USING
+                self.run(alter + 'ALTER COLUMN %s TYPE %s%s%s' % (
                     ident(col['name']), col['type'],
                     ' COLLATE ' + col['collation'] if col.get('collation') else '',
-                    ident(col['name']), col['type']))
+                    '' if kind == 'FOREIGN TABLE' else
+                    ' USING %s::%s' % (ident(col['name']), col['type'])))
             elif op == 'set not null':
                 self.run(alter + 'ALTER COLUMN %s SET NOT NULL' % ident(ch['column']))
             elif op == 'drop not null':

@@ -173,6 +173,11 @@ SELECT pg_create_logical_replication_slot('replay_$seed', 'pgoutput');
 	is( $node->safe_psql("dst_$seed",
 			"SELECT count(*) FROM ddl_replay.progress WHERE slot = 'replay_$seed'"),
 		'1', "seed $seed: the copy recorded how far it applied");
+
+	# the slot would hold the WAL back, and slots are few
+	$node->safe_psql('postgres', "SELECT pg_drop_replication_slot('replay_$seed')");
+	$node->safe_psql('postgres', "DROP DATABASE src_$seed");
+	$node->safe_psql('postgres', "DROP DATABASE dst_$seed");
 }
 
 diag 'applied, all seeds: ' . join(', ', map { "$_ $applied{$_}" } sort keys %applied);
