@@ -48,7 +48,7 @@ EXTVERSION	= 0.2.0
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/common.o src/capture.o src/counter.o src/deliver.o src/failure.o src/fetch.o \
 		  src/binding.o src/lifecycle.o src/pool.o src/querytext.o src/relimage.o src/subscriber.o src/trust.o src/walmsg.o \
-		  src/worker.o
+		  src/worker.o src/status.o src/legacy.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/$(EXTENSION)--*.sql))
@@ -77,8 +77,8 @@ include $(PGXS)
 # Every source file includes the shared header: rebuild them all when it
 # changes (PGXS tracks no header dependencies unless configured with
 # --enable-depend).
-$(OBJS): src/ddl_notify.h src/engine.h src/compat.h
-src/pool.o src/worker.o: src/pool.h
+$(OBJS): src/common.h src/engine.h src/compat.h
+src/pool.o src/status.o src/worker.o: src/pool.h
 # a VPATH build writes its objects to src/ of the build directory
 ifneq ($(VPATH),)
 $(shell mkdir -p src)

@@ -204,7 +204,7 @@ COMMENT ON VIEW ddl_notify.subscriber_status IS
 	'one row per subscriber: state (active, paused, failing, dead-lettering, unconfirmed), pending events, delivery progress, last error, attempts and next retry';
 
 CREATE FUNCTION ddl_notify.subscriber_restore() RETURNS trigger
-	LANGUAGE c AS 'MODULE_PATHNAME', 'subscriber_restore';
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_subscriber_restore';
 CREATE TRIGGER subscriber_restore BEFORE INSERT ON ddl_notify.subscriber
 	FOR EACH ROW EXECUTE FUNCTION ddl_notify.subscriber_restore();
 ALTER TABLE ddl_notify.subscriber ENABLE ALWAYS TRIGGER subscriber_restore;
@@ -219,7 +219,7 @@ CREATE FUNCTION ddl_notify.worker_pool(
 	OUT datid oid, OUT database name, OUT pid integer, OUT state text,
 	OUT since timestamptz, OUT delivered bigint, OUT round_started timestamptz)
 RETURNS SETOF record
-LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'worker_pool';
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_worker_pool';
 
 COMMENT ON FUNCTION ddl_notify.worker_pool() IS
 	'the delivery worker pool, cluster-wide: one row per worker (starting, delivering, idle, exiting) and per database queued for one or waiting for a retry time';
@@ -270,6 +270,46 @@ COMMENT ON FUNCTION ddl_notify.delivery_state() IS
 	'how events reach subscribers in this database, as columns: mode (manual, delivering, starting, waiting for a slot, queued, idle, idle, retry due), worker pids, since when queued, next retry; detail is delivery_status()';
 
 REVOKE ALL ON FUNCTION ddl_notify.delivery_state() FROM PUBLIC;
+
+-- issue 26: every C entry point carries the project's prefix.  The functions
+-- keep their names, arguments, defaults, grants and comments; only the
+-- library symbol they call changes (0.1.0's names stay exported as aliases
+-- until this update has run, see src/legacy.c).
+CREATE OR REPLACE FUNCTION ddl_notify.capture_ddl_command_end() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_ddl_command_end';
+CREATE OR REPLACE FUNCTION ddl_notify.capture_sql_drop() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_sql_drop';
+CREATE OR REPLACE FUNCTION ddl_notify.capture_table_rewrite() RETURNS event_trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_table_rewrite';
+
+CREATE OR REPLACE FUNCTION ddl_notify.subscribe(name text,
+												handler regprocedure,
+												command_tags text[] DEFAULT NULL,
+												object_types text[] DEFAULT NULL,
+												schemas text[] DEFAULT NULL,
+												max_attempts integer DEFAULT NULL,
+												echo boolean DEFAULT false)
+RETURNS integer
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_subscribe';
+
+CREATE OR REPLACE FUNCTION ddl_notify.unsubscribe(name text)
+RETURNS boolean
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_unsubscribe';
+
+CREATE OR REPLACE FUNCTION ddl_notify.skip(name text, event_id bigint)
+RETURNS void
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_skip';
+
+CREATE OR REPLACE PROCEDURE ddl_notify.deliver()
+LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_deliver';
+
+CREATE OR REPLACE FUNCTION ddl_notify.wait_for_delivery(timeout interval DEFAULT '30 seconds')
+RETURNS boolean
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_wait_for_delivery';
+
+CREATE OR REPLACE FUNCTION ddl_notify.delivery_status()
+RETURNS text
+LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'ddl_notify_delivery_status';
 
 -- issue 27: "before", "after" and "changes" of relations (src/relimage.c):
 -- the "before" image of an ALTER is read at ddl_command_start

@@ -261,7 +261,7 @@ COMMENT ON COLUMN ddl_notify.subscriber.loop_suppressed IS
 	'events handled without a call because handlers of subscribers in their origin_chain caused them (see docs/echo-and-loops.md)';
 
 CREATE FUNCTION ddl_notify.subscriber_restore() RETURNS trigger
-	LANGUAGE c AS 'MODULE_PATHNAME', 'subscriber_restore';
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_subscriber_restore';
 CREATE TRIGGER subscriber_restore BEFORE INSERT ON ddl_notify.subscriber
 	FOR EACH ROW EXECUTE FUNCTION ddl_notify.subscriber_restore();
 ALTER TABLE ddl_notify.subscriber ENABLE ALWAYS TRIGGER subscriber_restore;
@@ -311,11 +311,11 @@ $$;
 CREATE FUNCTION ddl_notify.capture_ddl_command_start() RETURNS event_trigger
 	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_ddl_command_start';
 CREATE FUNCTION ddl_notify.capture_ddl_command_end() RETURNS event_trigger
-	LANGUAGE c AS 'MODULE_PATHNAME', 'capture_ddl_command_end';
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_ddl_command_end';
 CREATE FUNCTION ddl_notify.capture_sql_drop() RETURNS event_trigger
-	LANGUAGE c AS 'MODULE_PATHNAME', 'capture_sql_drop';
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_sql_drop';
 CREATE FUNCTION ddl_notify.capture_table_rewrite() RETURNS event_trigger
-	LANGUAGE c AS 'MODULE_PATHNAME', 'capture_table_rewrite';
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_table_rewrite';
 
 -- Subscriber API (src/subscriber.c)
 CREATE FUNCTION ddl_notify.subscribe(name text,
@@ -326,7 +326,7 @@ CREATE FUNCTION ddl_notify.subscribe(name text,
 									 max_attempts integer DEFAULT NULL,
 									 echo boolean DEFAULT false)
 RETURNS integer
-LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'subscribe';
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_subscribe';
 
 COMMENT ON FUNCTION ddl_notify.subscribe(text, regprocedure, text[], text[], text[], integer, boolean) IS
 	'register a handler function(ddl_notify.event) returns void; it receives every event committed after this call commits';
@@ -361,35 +361,35 @@ COMMENT ON FUNCTION ddl_notify.resume(text) IS
 
 CREATE FUNCTION ddl_notify.unsubscribe(name text)
 RETURNS boolean
-LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'unsubscribe';
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_unsubscribe';
 
 COMMENT ON FUNCTION ddl_notify.unsubscribe(text) IS
 	'remove a subscriber; its pending events are released';
 
 CREATE FUNCTION ddl_notify.skip(name text, event_id bigint)
 RETURNS void
-LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'skip';
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_skip';
 
 COMMENT ON FUNCTION ddl_notify.skip(text, bigint) IS
 	'mark one pending event as handled for one subscriber without calling its handler';
 
 -- Delivery (src/deliver.c)
 CREATE PROCEDURE ddl_notify.deliver()
-LANGUAGE c AS 'MODULE_PATHNAME', 'deliver';
+LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_deliver';
 
 COMMENT ON PROCEDURE ddl_notify.deliver() IS
 	'run one delivery round in this session, with the same code and transactions as the background worker';
 
 CREATE FUNCTION ddl_notify.wait_for_delivery(timeout interval DEFAULT '30 seconds')
 RETURNS boolean
-LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'wait_for_delivery';
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_wait_for_delivery';
 
 COMMENT ON FUNCTION ddl_notify.wait_for_delivery(interval) IS
 	'wait until every event committed before the call is handled by every subscriber; false at the timeout';
 
 CREATE FUNCTION ddl_notify.delivery_status()
 RETURNS text
-LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'delivery_status';
+LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'ddl_notify_delivery_status';
 
 COMMENT ON FUNCTION ddl_notify.delivery_status() IS
 	'how events reach subscribers in this database: automatic (worker pid), manual, or waiting for a worker slot';
@@ -407,7 +407,7 @@ CREATE FUNCTION ddl_notify.worker_pool(
 	OUT datid oid, OUT database name, OUT pid integer, OUT state text,
 	OUT since timestamptz, OUT delivered bigint, OUT round_started timestamptz)
 RETURNS SETOF record
-LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'worker_pool';
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_worker_pool';
 
 COMMENT ON FUNCTION ddl_notify.worker_pool() IS
 	'the delivery worker pool, cluster-wide: one row per worker (starting, delivering, idle, exiting) and per database queued for one or waiting for a retry time';

@@ -34,6 +34,9 @@
  * lifecycle.c) and the engine (deliver.c); calls trust.c, counter.c and
  * common.c only.
  *
+ * Floor: engine: called by deliver.c, subscriber.c and lifecycle.c; calls
+ * trust.c, counter.c and common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -55,7 +58,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /* the highest subscriber id, and whether $1 is taken; in the caller's SPI */
 static SPIPlanPtr

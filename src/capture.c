@@ -30,7 +30,8 @@
  *	 right after its insert, which writes it to the WAL as a transactional
  *	 logical decoding message (G15); off, that costs one boolean test.
  * - Before it commits, a transaction that recorded events writes its position
- *	 in commit order (DdlnRecordCommitPosition), which orders delivery (G5).
+ *	 in commit order (counter.c's DdlnRecordCommitPosition), which orders
+ *	 delivery (G5).
  * - Event ids and commit positions come from the extension's sequences
  *	 through counter.c, never nextval(): the user's lastval() must not see
  *	 them (G0).
@@ -43,6 +44,10 @@
  *	 origin_chain and is written without it.
  * - "query" is stored as querytext.c makes it: secrets redacted, cut to
  *	 ddl_notify.max_query_length (its header states how).
+ *
+ * Floor: capture (under the entry): called by the event triggers through
+ * fmgr and by ddl_notify.c; calls querytext.c, walmsg.c, counter.c and
+ * common.c, never the API, the worker or the engine.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -94,16 +99,14 @@
 #include "utils/tuplestore.h"
 #include "utils/xid8.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 PG_FUNCTION_INFO_V1(ddl_notify_capture_ddl_command_start);
-PG_FUNCTION_INFO_V1(capture_ddl_command_end);
-PG_FUNCTION_INFO_V1(capture_sql_drop);
-PG_FUNCTION_INFO_V1(capture_table_rewrite);
+PG_FUNCTION_INFO_V1(ddl_notify_capture_ddl_command_end);
+PG_FUNCTION_INFO_V1(ddl_notify_capture_sql_drop);
+PG_FUNCTION_INFO_V1(ddl_notify_capture_table_rewrite);
 
 bool		ddln_xact_recorded = false;
-const char *ddln_current_origin = NULL;
-Datum		ddln_current_chain = (Datum) 0;
 
 /* One event row on its way to ddl_notify.event. */
 typedef struct DdlnEventRow
@@ -154,91 +157,6 @@ DdlnIsTempSchema(const char *schema_name)
 		(strcmp(schema_name, "pg_temp") == 0 ||
 		 strncmp(schema_name, "pg_temp_", 8) == 0 ||
 		 strncmp(schema_name, "pg_toast_temp_", 14) == 0);
-}
-
-/*
- * Insert a row of one of the extension's tables (event, commit_order) and
- * its index entries, as CatalogTupleInsertWithInfo() does, but flagged
- * HEAP_INSERT_NO_LOGICAL: logical decoding skips the insert, so the
- * extension's bookkeeping rows do not reach a publication's subscribers or a
- * CDC tool (G0).  The WAL record is otherwise the same: crash recovery and
- * streaming standbys replay it as any insert.  A TOASTed value is written
- * with the same flag.
- */
-static void
-DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup)
-{
-	TupleTableSlot *slot;
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-
-	heap_insert(rel, tup, GetCurrentCommandId(true), HEAP_INSERT_NO_LOGICAL, NULL);
-	if (indstate->ri_NumIndices == 0)
-		return;
-	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
-	ExecStoreHeapTuple(tup, slot, false);
-	for (int i = 0; i < indstate->ri_NumIndices; i++)
-	{
-		Relation	index = indstate->ri_IndexRelationDescs[i];
-		IndexInfo  *info = indstate->ri_IndexRelationInfo[i];
-
-		if (!info->ii_ReadyForInserts)
-			continue;
-		/* the extension's indexes are plain columns, neither partial nor expressions */
-		/* untested: needs one of the extension's indexes replaced by hand (036 tests its siblings) */
-		if (info->ii_Expressions != NIL || info->ii_Predicate != NIL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("index \"%s\" of ddl_notify has expressions or a predicate",
-							RelationGetRelationName(index)),
-					 errhint(DDLN_HINT_TABLE_SHAPE)));
-		FormIndexDatum(info, slot, NULL, values, isnull);
-		index_insert(index, values, isnull, &tup->t_self, rel,
-					 index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
-					 false, info);
-	}
-	ExecDropSingleTupleTableSlot(slot);
-}
-
-/*
- * PRE_COMMIT (or PRE_PREPARE) of a transaction that recorded events: write
- * its position in commit order, drawn from its sequence now, into
- * ddl_notify.commit_order: one small row per DDL transaction, written like
- * the event rows.
- */
-void
-DdlnRecordCommitPosition(void)
-{
-	const DdlnRelids *relids = DdlnGetRelids(true);
-
-	if (relids == NULL)
-		return;					/* the extension went away in this transaction */
-	DdlnInsertCommitPosition(relids, GetTopFullTransactionId());
-}
-
-/*
- * Write transaction "xid"'s position in commit order, drawn now from
- * commit_order_pos_seq (by counter.c, so that no session's lastval() sees
- * it).
- */
-void
-DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid)
-{
-	Relation	rel;
-	CatalogIndexState indstate;
-	Datum		values[DDLN_CO_NATTS];
-	bool		nulls[DDLN_CO_NATTS] = {false, false};
-	HeapTuple	tup;
-
-	values[DDLN_CO_XID] = FullTransactionIdGetDatum(xid);
-	values[DDLN_CO_POS] = Int64GetDatum(DdlnCounterNext(relids->commit_order_seq));
-	rel = table_open(relids->commit_order, RowExclusiveLock);
-	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-	indstate = CatalogOpenIndexes(rel);
-	DdlnInsertUnpublished(rel, indstate, tup);
-	CatalogCloseIndexes(indstate);
-	heap_freetuple(tup);
-	table_close(rel, RowExclusiveLock);
 }
 
 /* Start a trigger call: who ran it and what statement. */
@@ -1095,7 +1013,7 @@ DdlnDetailsWith(Jsonb *details, Jsonb *more)
  * GRANT expanded per object, ALTER TABLE with its subcommands.
  */
 Datum
-capture_ddl_command_end(PG_FUNCTION_ARGS)
+ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_ddl_command_end");
 	DdlnCaptureCall call;
@@ -1179,7 +1097,7 @@ capture_ddl_command_end(PG_FUNCTION_ARGS)
  * identity (pg_event_trigger_ddl_commands() shows nothing for DROP).
  */
 Datum
-capture_sql_drop(PG_FUNCTION_ARGS)
+ddl_notify_capture_sql_drop(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_sql_drop");
 	DdlnCaptureCall call;
@@ -1302,7 +1220,7 @@ capture_sql_drop(PG_FUNCTION_ARGS)
  * table_rewrite: the table and why PostgreSQL rewrites it.
  */
 Datum
-capture_table_rewrite(PG_FUNCTION_ARGS)
+ddl_notify_capture_table_rewrite(PG_FUNCTION_ARGS)
 {
 	const char *tag = DdlnEventTriggerTag(fcinfo, "capture_table_rewrite");
 	DdlnCaptureCall call;

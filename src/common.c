@@ -9,14 +9,23 @@
  * - It calls no other file of ddl_notify, and every other file may call it;
  *	 the entry (ddl_notify.c: settings and hooks) is at the other end, called
  *	 by none.
- * - No SQL, no shared memory.  What it keeps is per backend: the relation
- *	 OIDs (forgotten on any invalidation that may concern them) and the
- *	 statement the utility hook is running (ddl_notify.c sets it, capture
- *	 reads it through DdlnCurrentStatementText()).
+ * - No SQL, no shared memory.  What it keeps is per backend: the settings'
+ *	 variables (ddl_notify.c defines the settings), the relation OIDs
+ *	 (forgotten on any invalidation that may concern them), the statement
+ *	 the utility hook is running (ddl_notify.c sets it, capture reads it
+ *	 through DdlnCurrentStatementText()) and the handler call running now
+ *	 (deliver.c sets ddln_current_origin and ddln_current_chain, capture
+ *	 reads them).
+ * - DdlnInsertUnpublished() writes a row of the extension's tables as
+ *	 PostgreSQL writes its catalogs, unseen by logical decoding (G0): capture
+ *	 and counter.c's commit positions use it.
  * - DdlnTryQuietly() runs a look-up in a subtransaction that swallows its
  *	 error, for the catalog functions whose only "no" is an ERROR.
  * - DdlnBeginSafe() enters the safe context; DdlnEndSafe() leaves it, or the
  *	 transaction's abort does.
+ *
+ * Floor: ground: every file may call it; it calls no other file of
+ * ddl_notify.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -25,13 +34,16 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_namespace.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "tcop/tcopprot.h"
@@ -44,10 +56,42 @@
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /* the statement being executed (the utility hook's), for capture */
 DdlnStatement ddln_statement = {NULL, -1, 0};
+
+/*
+ * The handler call running now, if any (deliver.c sets them around the call,
+ * capture reads them): the subscriber whose handler runs, and the
+ * origin_chain (text[]) of the event it handles, 0 if none.
+ */
+const char *ddln_current_origin = NULL;
+Datum		ddln_current_chain = (Datum) 0;
+
+/*
+ * The settings' variables: ddl_notify.c, the entry, defines the settings
+ * (_PG_init) and every floor reads them here.
+ */
+bool		ddln_capture_temp = false;
+bool		ddln_capture_query = true;
+int			ddln_batch_size = 1000;
+int			ddln_retry_initial_delay = 1000;
+int			ddln_retry_max_delay = 300000;
+int			ddln_handler_timeout = 300000;
+int			ddln_max_workers = 8;
+int			ddln_poll_interval = 5000;
+int			ddln_stream_interval = 2;
+bool		ddln_wal_messages = false;
+int			ddln_wal_message_version = DDLN_WAL_MESSAGE_VERSION;
+bool		ddln_capture_changes = true;
+int			ddln_max_query_length = 65536;
+int			ddln_batch_memory = 8192;
+int			ddln_lock_timeout = 1000;
+int			ddln_max_chain_length = 4;
+int			ddln_max_subscribers_per_role = 16;
+int			ddln_worker_idle_timeout = 10000;
+int			ddln_max_workers_per_database = 2;
 
 /*
  * Take the subscription-point lock in the given mode until the end of the
@@ -319,4 +363,48 @@ DdlnTryQuietly(void (*fn) (void *arg), void *arg)
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
 	return ok;
+}
+
+/*
+ * Insert a row of one of the extension's tables (event, commit_order) and
+ * its index entries, as CatalogTupleInsertWithInfo() does, but flagged
+ * HEAP_INSERT_NO_LOGICAL: logical decoding skips the insert, so the
+ * extension's bookkeeping rows do not reach a publication's subscribers or a
+ * CDC tool (G0).  The WAL record is otherwise the same: crash recovery and
+ * streaming standbys replay it as any insert.  A TOASTed value is written
+ * with the same flag.
+ */
+void
+DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup)
+{
+	TupleTableSlot *slot;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	heap_insert(rel, tup, GetCurrentCommandId(true), HEAP_INSERT_NO_LOGICAL, NULL);
+	if (indstate->ri_NumIndices == 0)
+		return;
+	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
+	ExecStoreHeapTuple(tup, slot, false);
+	for (int i = 0; i < indstate->ri_NumIndices; i++)
+	{
+		Relation	index = indstate->ri_IndexRelationDescs[i];
+		IndexInfo  *info = indstate->ri_IndexRelationInfo[i];
+
+		if (!info->ii_ReadyForInserts)
+			continue;
+		/* the extension's indexes are plain columns, neither partial nor expressions */
+		/* untested: needs one of the extension's indexes replaced by hand (036 tests its siblings) */
+		if (info->ii_Expressions != NIL || info->ii_Predicate != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("index \"%s\" of ddl_notify has expressions or a predicate",
+							RelationGetRelationName(index)),
+					 errhint(DDLN_HINT_TABLE_SHAPE)));
+		FormIndexDatum(info, slot, NULL, values, isnull);
+		index_insert(index, values, isnull, &tup->t_self, rel,
+					 index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+					 false, info);
+	}
+	ExecDropSingleTupleTableSlot(slot);
 }

@@ -35,8 +35,12 @@
  *	 query listing the transaction's locks would see it: G0); the buffer's
  *	 exclusive lock orders concurrent callers.  ALTER SEQUENCE on the
  *	 extension's sequences is not supported.
- * - Callers: capture (event ids) and the commit-position writers (capture at
- *	 PRE_COMMIT, the engine's sweep), subscribe() and the restore trigger
+ * - The commit_order row of a transaction is written here too
+ *	 (DdlnRecordCommitPosition at PRE_COMMIT of a transaction that recorded
+ *	 events, called by ddl_notify.c; DdlnInsertCommitPosition for the
+ *	 engine's sweep), a position drawn and inserted in one call.
+ * - Callers: capture (event ids) and the commit-position writers (the commit
+ *	 callback at PRE_COMMIT, the engine's sweep), subscribe() and the restore trigger
  *	 (subscriber.id) and the engine's dead letters (dead_letter.id), always in a read-write
  *	 transaction that writes rows of its own.  The identity columns of the
  *	 extension's tables are therefore filled explicitly (OVERRIDING SYSTEM
@@ -46,6 +50,9 @@
  *	 these sequences keep
  *	 working and see the numbers drawn here.
  *
+ * Floor: ground: called by capture.c, binding.c, deliver.c and
+ * ddl_notify.c's commit callback; calls common.c only.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -53,10 +60,12 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_sequence.h"
 #include "commands/sequence.h"
@@ -65,9 +74,10 @@
 #include "storage/lmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/xid8.h"
 #include "utils/syscache.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /*
  * Numbers logged ahead of the one handed out: one WAL record per this many
@@ -239,4 +249,45 @@ DdlnCounterNextNamed(const char *seqname, int64 floor)
 						DDLN_SCHEMA_NAME, seqname),
 				 errhint("Do not drop the extension's objects; DROP EXTENSION and CREATE EXTENSION ddl_notify re-create them.")));
 	return DdlnCounterNextAbove(relid, floor);
+}
+
+/*
+ * PRE_COMMIT (or PRE_PREPARE) of a transaction that recorded events: write
+ * its position in commit order, drawn from its sequence now, into
+ * ddl_notify.commit_order: one small row per DDL transaction, written like
+ * the event rows.
+ */
+void
+DdlnRecordCommitPosition(void)
+{
+	const DdlnRelids *relids = DdlnGetRelids(true);
+
+	if (relids == NULL)
+		return;					/* the extension went away in this transaction */
+	DdlnInsertCommitPosition(relids, GetTopFullTransactionId());
+}
+
+/*
+ * Write transaction "xid"'s position in commit order, drawn now from
+ * commit_order_pos_seq (by counter.c, so that no session's lastval() sees
+ * it).
+ */
+void
+DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid)
+{
+	Relation	rel;
+	CatalogIndexState indstate;
+	Datum		values[DDLN_CO_NATTS];
+	bool		nulls[DDLN_CO_NATTS] = {false, false};
+	HeapTuple	tup;
+
+	values[DDLN_CO_XID] = FullTransactionIdGetDatum(xid);
+	values[DDLN_CO_POS] = Int64GetDatum(DdlnCounterNext(relids->commit_order_seq));
+	rel = table_open(relids->commit_order, RowExclusiveLock);
+	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+	indstate = CatalogOpenIndexes(rel);
+	DdlnInsertUnpublished(rel, indstate, tup);
+	CatalogCloseIndexes(indstate);
+	heap_freetuple(tup);
+	table_close(rel, RowExclusiveLock);
 }

@@ -28,8 +28,12 @@
  * before DROP DATABASE and friends.
  *
  * This file is the entry: it wires settings and hooks and calls into the
- * other files; none of them calls into it (they read the settings' variables
- * only).  The helpers they share are in common.c.
+ * other files; none of them calls into it.  The settings' variables live in
+ * common.c, where every floor reads them.
+ *
+ * Floor: entry: nothing of ours calls it; it calls capture.c (whether the
+ * transaction recorded events), subscriber.c, worker.c (registration),
+ * counter.c (the commit position), pool.c and common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -43,28 +47,9 @@
 #include "tcop/utility.h"
 #include "utils/guc.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 PG_MODULE_MAGIC;
-
-/* settings */
-bool		ddln_capture_temp = false;
-bool		ddln_capture_query = true;
-int			ddln_batch_size = 1000;
-int			ddln_retry_initial_delay = 1000;
-int			ddln_retry_max_delay = 300000;
-int			ddln_handler_timeout = 300000;
-int			ddln_max_workers = 8;
-int			ddln_poll_interval = 5000;
-int			ddln_stream_interval = 2;
-bool		ddln_wal_messages = false;
-int			ddln_max_query_length = 65536;
-int			ddln_batch_memory = 8192;
-int			ddln_lock_timeout = 1000;
-int			ddln_max_chain_length = 4;
-int			ddln_max_subscribers_per_role = 16;
-int			ddln_worker_idle_timeout = 10000;
-int			ddln_max_workers_per_database = 2;
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 

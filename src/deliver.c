@@ -91,6 +91,10 @@
  * to another database (ddln_round_yield_hook, worker.c); the round result
  * then says "more".
  *
+ * Floor: engine: called by worker.c, subscriber.c and CALL deliver(); calls
+ * fetch.c, failure.c, binding.c, trust.c, counter.c, pool.c and common.c,
+ * never the API or the worker.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -124,10 +128,10 @@
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 #include "engine.h"
 
-PG_FUNCTION_INFO_V1(deliver);
+PG_FUNCTION_INFO_V1(ddl_notify_deliver);
 
 /* set by a pool worker: true ends a round that has work left (result.more) */
 bool		(*ddln_round_yield_hook) (void) = NULL;
@@ -1838,7 +1842,7 @@ DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
  * batch, exactly as the worker does it.
  */
 Datum
-deliver(PG_FUNCTION_ARGS)
+ddl_notify_deliver(PG_FUNCTION_ARGS)
 {
 	DdlnRoundResult result;
 

@@ -15,7 +15,7 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /*
  * One of a subscriber's filters (command_tags, object_types, schemas): a

@@ -38,6 +38,8 @@
  *	 the latch only); calls nothing of the other files: no SPI, no catalog
  *	 access.
  *
+ * Floor: engine: called by deliver.c only; calls common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -49,7 +51,7 @@
 #include "storage/latch.h"
 #include "utils/memutils.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /*
  * The longest text of an error the engine keeps, records or logs, per field

@@ -28,6 +28,8 @@
  *	 between handlers ends: a subscriber's handler runs at most once per
  *	 user DDL along any one chain (twice with echo => true).
  *
+ * Floor: engine: called by deliver.c only; calls common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -50,7 +52,7 @@
 #include "utils/snapmgr.h"
 #include "utils/xid8.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 #include "engine.h"
 
 /* Read one of the subscriber's filters (a text[] column) into "f". */

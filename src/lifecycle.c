@@ -25,6 +25,9 @@
  * floor: an entry (a trigger), beside the API; calls subscriber.c (the API
  * lock, the subscription point), binding.c, trust.c and common.c.
  *
+ * Floor: API: called by the restore trigger through fmgr; calls subscriber.c
+ * (same floor, one way), binding.c, trust.c and common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -49,9 +52,9 @@
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
-PG_FUNCTION_INFO_V1(subscriber_restore);
+PG_FUNCTION_INFO_V1(ddl_notify_subscriber_restore);
 
 /*
  * The slot a restored subscriber gets: the one it had if it is free in this
@@ -159,7 +162,7 @@ DdlnBindRestored(const char *handler, Oid owner, Oid *handler_oid, bool *bound,
  * every delivery).
  */
 Datum
-subscriber_restore(PG_FUNCTION_ARGS)
+ddl_notify_subscriber_restore(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	TupleDesc	desc;

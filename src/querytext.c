@@ -72,6 +72,9 @@
  *	 no SQL, no state, no error of their own; results are palloc'd in the
  *	 caller's context (or the argument itself when nothing changed).
  *
+ * Floor: engine (capture's helper): called by capture.c only; calls
+ * common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -82,7 +85,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/memutils.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
 /* what a redacted constant becomes */
 #define DDLN_REDACTED		"'********'"
@@ -807,6 +810,192 @@ DdlnLexQuotedName(const char *q, int len, int *pp, bool lenient, StringInfo val)
 }
 
 /*
+ * At q[*pp], skip white space and comments.  False for a block comment left
+ * open, even leniently: it would hide the rest.
+ */
+static bool
+DdlnSkipSpace(const char *q, int len, int *pp)
+{
+	int			p = *pp;
+
+	while (p < len)
+	{
+		if (DDLN_IS_SPACE(q[p]))
+			p++;
+		else if (q[p] == '-' && p + 1 < len && q[p + 1] == '-')
+		{
+			while (p < len && !DDLN_IS_NEWLINE(q[p]))
+				p++;
+		}
+		else if (q[p] == '/' && p + 1 < len && q[p + 1] == '*')
+		{
+			int			depth = 1;
+
+			for (p += 2; p < len && depth > 0; p++)
+			{
+				if (q[p] == '/' && p + 1 < len && q[p + 1] == '*')
+					depth++, p++;
+				else if (q[p] == '*' && p + 1 < len && q[p + 1] == '/')
+					depth--, p++;
+			}
+			if (depth > 0)
+				return false;
+		}
+		else
+			break;
+	}
+	*pp = p;
+	return true;
+}
+
+/*
+ * At q[*pp], a quoted token (a string constant in any of its spellings, a
+ * bit string, a quoted name): read it into toks and return 1; 0 if no
+ * quoted token begins here; -1 where the scanner would stop (see DdlnLex).
+ */
+static int
+DdlnLexQuotedToken(const char *q, int len, int *pp, bool scs, bool lenient,
+				   StringInfo val, DdlnTokens *toks)
+{
+	int			start = *pp;
+	char		c = q[start];
+	char		c1 = (start + 1 < len) ? q[start + 1] : '\0';
+	char		c2 = (start + 2 < len) ? q[start + 2] : '\0';
+	DdlnTokKind kind;
+	bool		ok;
+
+	if (c == '\'' ||
+		((c == 'e' || c == 'E' || c == 'n' || c == 'N') && c1 == '\''))
+	{
+		/* N'...' reads as '...' does */
+		DdlnQuoting how = (c == 'e' || c == 'E' || !scs) ?
+			DDLN_Q_ESCAPE : DDLN_Q_PLAIN;
+
+		*pp += (c != '\'') ? 1 : 0;
+		ok = DdlnLexQuoted(q, len, pp, how, lenient, val);
+		kind = DDLN_TK_STRING;
+	}
+	else if ((c == 'b' || c == 'B' || c == 'x' || c == 'X') && c1 == '\'')
+	{
+		*pp += 1;
+		if (!DdlnLexQuoted(q, len, pp, DDLN_Q_BIT, lenient, val))
+			return -1;
+		DdlnAddToken(toks, DDLN_TK_OTHER, start, *pp, NULL, NULL);
+		return 1;
+	}
+	else if ((c == 'u' || c == 'U') && c1 == '&' && c2 == '\'')
+	{
+		if (!scs)
+			return -1;			/* "unsafe use of string constant with
+								 * Unicode escapes" */
+		*pp += 2;
+		ok = DdlnLexQuoted(q, len, pp, DDLN_Q_PLAIN, lenient, val);
+		kind = DDLN_TK_USTRING;
+	}
+	else if ((c == 'u' || c == 'U') && c1 == '&' && c2 == '"')
+	{
+		*pp += 2;
+		ok = DdlnLexQuotedName(q, len, pp, lenient, val);
+		kind = DDLN_TK_UIDENT;
+	}
+	else if (c == '"')
+	{
+		ok = DdlnLexQuotedName(q, len, pp, lenient, val);
+		kind = DDLN_TK_QIDENT;
+	}
+	else
+		return 0;
+	if (!ok)
+		return -1;
+	DdlnAddToken(toks, kind, start, *pp, pnstrdup(val->data, val->len), NULL);
+	return 1;
+}
+
+/*
+ * At q[*pp] == '$': a parameter ($1), a dollar-quoted string ($tag$...$tag$)
+ * or a lone '$'.  False for a dollar-quoted string left open, unless
+ * "lenient" (then it runs to the end).
+ */
+static bool
+DdlnLexDollar(const char *q, int len, int *pp, bool lenient, StringInfo val,
+			  DdlnTokens *toks)
+{
+	int			start = *pp;
+	int			t = start + 1;
+	char	   *delim;
+	int			dlen;
+	int			b;
+	int			e;
+
+	if (t < len && DDLN_IS_DIGIT(q[t]))
+	{
+		/* a parameter, $1 */
+		for (; t < len && DDLN_IS_DIGIT(q[t]); t++)
+			;
+		DdlnAddToken(toks, DDLN_TK_OTHER, start, *pp = t, NULL, NULL);
+		return true;
+	}
+	if (t < len && DDLN_IS_IDSTART(q[t]))
+		while (t < len && (DDLN_IS_IDSTART(q[t]) || DDLN_IS_DIGIT(q[t])))
+			t++;
+	if (t >= len || q[t] != '$')
+	{
+		DdlnAddToken(toks, DDLN_TK_OTHER, start, *pp = start + 1, NULL, NULL);
+		return true;
+	}
+
+	/*
+	 * $tag$: the body ends at the delimiter's first occurrence (scan.l gives
+	 * back the last $ of any other $tag$ it meets)
+	 */
+	delim = pnstrdup(q + start, t + 1 - start);
+	dlen = t + 1 - start;
+	b = t + 1;
+	for (e = b; e + dlen <= len; e++)
+		if (q[e] == '$' && memcmp(q + e, delim, dlen) == 0)
+			break;
+	if (e + dlen > len)
+	{
+		if (!lenient)
+			return false;
+		e = len;
+		*pp = len;
+	}
+	else
+		*pp = e + dlen;
+	appendBinaryStringInfo(val, q + b, e - b);
+	DdlnAddToken(toks, DDLN_TK_STRING, start, *pp, pnstrdup(val->data, val->len), delim);
+	return true;
+}
+
+/*
+ * At a digit (or '.' and a digit): a number: digits, a fraction, an
+ * exponent.  What may follow it (letters the parser refuses, 16's 0x1F and
+ * 1_000) begins no quoted token here, so it is read as a word or an
+ * operator.  Returns where it ends.
+ */
+static int
+DdlnLexNumber(const char *q, int len, int p)
+{
+	while (p < len && DDLN_IS_DIGIT(q[p]))
+		p++;
+	if (p + 1 < len && q[p] == '.' && q[p + 1] != '.')
+		for (p++; p < len && DDLN_IS_DIGIT(q[p]); p++)
+			;
+	if (p < len && (q[p] == 'e' || q[p] == 'E'))
+	{
+		int			x = p + 1;
+
+		if (x < len && (q[x] == '+' || q[x] == '-'))
+			x++;
+		if (x < len && DDLN_IS_DIGIT(q[x]))
+			for (p = x; p < len && DDLN_IS_DIGIT(q[p]); p++)
+				;
+	}
+	return p;
+}
+
+/*
  * Read the text q[0, len) into tokens as PostgreSQL's scanner would with
  * standard_conforming_strings "scs".  False where that scanner would stop
  * with an error that decides nothing but whether this is the parser's
@@ -823,163 +1012,38 @@ DdlnLex(const char *q, int len, bool scs, bool lenient, DdlnTokens *toks)
 
 	toks->q = q;
 	initStringInfo(&val);
-	while (p < len)
+	for (;;)
 	{
-		char		c = q[p];
-		char		c1 = (p + 1 < len) ? q[p + 1] : '\0';
-		char		c2 = (p + 2 < len) ? q[p + 2] : '\0';
-		int			start = p;
+		int			start;
+		char		c;
+		int			quoted;
 
-		if (DDLN_IS_SPACE(c))
-		{
-			p++;
-			continue;
-		}
-		if (c == '-' && c1 == '-')
-		{
-			while (p < len && !DDLN_IS_NEWLINE(q[p]))
-				p++;
-			continue;
-		}
-		if (c == '/' && c1 == '*')
-		{
-			int			depth = 1;
-
-			for (p += 2; p < len && depth > 0; p++)
-			{
-				if (q[p] == '/' && p + 1 < len && q[p + 1] == '*')
-					depth++, p++;
-				else if (q[p] == '*' && p + 1 < len && q[p + 1] == '/')
-					depth--, p++;
-			}
-			if (depth > 0)
-				return false;	/* even leniently: it would hide the rest */
-			continue;
-		}
-
+		if (!DdlnSkipSpace(q, len, &p))
+			return false;
+		if (p >= len)
+			break;
+		start = p;
+		c = q[p];
 		resetStringInfo(&val);
-		if (c == '\'' ||
-			((c == 'e' || c == 'E' || c == 'n' || c == 'N') && c1 == '\''))
-		{
-			/* N'...' reads as '...' does */
-			DdlnQuoting how = (c == 'e' || c == 'E' || !scs) ?
-				DDLN_Q_ESCAPE : DDLN_Q_PLAIN;
-
-			if (c != '\'')
-				p++;
-			if (!DdlnLexQuoted(q, len, &p, how, lenient, &val))
-				return false;
-			DdlnAddToken(toks, DDLN_TK_STRING, start, p,
-						 pnstrdup(val.data, val.len), NULL);
-		}
-		else if ((c == 'b' || c == 'B' || c == 'x' || c == 'X') && c1 == '\'')
-		{
-			p++;
-			if (!DdlnLexQuoted(q, len, &p, DDLN_Q_BIT, lenient, &val))
-				return false;
-			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
-		}
-		else if ((c == 'u' || c == 'U') && c1 == '&' && c2 == '\'')
-		{
-			if (!scs)
-				return false;	/* "unsafe use of string constant with
-								 * Unicode escapes" */
-			p += 2;
-			if (!DdlnLexQuoted(q, len, &p, DDLN_Q_PLAIN, lenient, &val))
-				return false;
-			DdlnAddToken(toks, DDLN_TK_USTRING, start, p,
-						 pnstrdup(val.data, val.len), NULL);
-		}
-		else if ((c == 'u' || c == 'U') && c1 == '&' && c2 == '"')
-		{
-			p += 2;
-			if (!DdlnLexQuotedName(q, len, &p, lenient, &val))
-				return false;
-			DdlnAddToken(toks, DDLN_TK_UIDENT, start, p,
-						 pnstrdup(val.data, val.len), NULL);
-		}
-		else if (c == '"')
-		{
-			if (!DdlnLexQuotedName(q, len, &p, lenient, &val))
-				return false;
-			DdlnAddToken(toks, DDLN_TK_QIDENT, start, p,
-						 pnstrdup(val.data, val.len), NULL);
-		}
-		else if (DDLN_IS_IDSTART(c))
+		quoted = DdlnLexQuotedToken(q, len, &p, scs, lenient, &val, toks);
+		if (quoted < 0)
+			return false;
+		if (quoted > 0)
+			continue;
+		if (DDLN_IS_IDSTART(c))
 		{
 			while (p < len && DDLN_IS_IDCONT(q[p]))
 				p++;
 			DdlnAddToken(toks, DDLN_TK_WORD, start, p, NULL, NULL);
 		}
-		else if (c == '$' && DDLN_IS_DIGIT(c1))
-		{
-			/* a parameter, $1 */
-			for (p++; p < len && DDLN_IS_DIGIT(q[p]); p++)
-				;
-			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
-		}
 		else if (c == '$')
 		{
-			int			t = p + 1;
-
-			if (t < len && DDLN_IS_IDSTART(q[t]))
-				while (t < len && (DDLN_IS_IDSTART(q[t]) || DDLN_IS_DIGIT(q[t])))
-					t++;
-			if (t < len && q[t] == '$')
-			{
-				/*
-				 * $tag$: the body ends at the delimiter's first occurrence
-				 * (scan.l gives back the last $ of any other $tag$ it meets)
-				 */
-				char	   *delim = pnstrdup(q + p, t + 1 - p);
-				int			dlen = t + 1 - p;
-				int			b = t + 1;
-				int			e;
-
-				for (e = b; e + dlen <= len; e++)
-					if (q[e] == '$' && memcmp(q + e, delim, dlen) == 0)
-						break;
-				if (e + dlen > len)
-				{
-					if (!lenient)
-						return false;
-					e = len;
-					p = len;
-				}
-				else
-					p = e + dlen;
-				appendBinaryStringInfo(&val, q + b, e - b);
-				DdlnAddToken(toks, DDLN_TK_STRING, start, p,
-							 pnstrdup(val.data, val.len), delim);
-			}
-			else
-			{
-				p++;
-				DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
-			}
+			if (!DdlnLexDollar(q, len, &p, lenient, &val, toks))
+				return false;
 		}
-		else if (DDLN_IS_DIGIT(c) || (c == '.' && DDLN_IS_DIGIT(c1)))
+		else if (DDLN_IS_DIGIT(c) || (c == '.' && p + 1 < len && DDLN_IS_DIGIT(q[p + 1])))
 		{
-			/*
-			 * A number: digits, a fraction, an exponent.  What may follow
-			 * it (letters the parser refuses, 16's 0x1F and 1_000) begins
-			 * no quoted token here, so it is read as a word or an operator.
-			 */
-			while (p < len && DDLN_IS_DIGIT(q[p]))
-				p++;
-			if (p + 1 < len && q[p] == '.' && q[p + 1] != '.')
-				for (p++; p < len && DDLN_IS_DIGIT(q[p]); p++)
-					;
-			if (p < len && (q[p] == 'e' || q[p] == 'E'))
-			{
-				int			x = p + 1;
-
-				if (x < len && (q[x] == '+' || q[x] == '-'))
-					x++;
-				if (x < len && DDLN_IS_DIGIT(q[x]))
-					for (p = x; p < len && DDLN_IS_DIGIT(q[p]); p++)
-						;
-			}
+			p = DdlnLexNumber(q, len, p);
 			DdlnAddToken(toks, DDLN_TK_OTHER, start, p, NULL, NULL);
 		}
 		else if (DDLN_IS_OPCHAR(c))

@@ -60,6 +60,10 @@
  *	 that implements a constraint comes and goes with its constraint and
  *	 has no change of its own.
  *
+ * Floor: engine (capture's helper): called by capture.c, and by the server
+ * through the object access hook ddl_notify.c installs; calls only the
+ * ground (common.c: the relation OIDs, DdlnTryQuietly).
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -106,10 +110,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "ddl_notify.h"
-
-/* setting (defined in ddl_notify.c's _PG_init) */
-bool		ddln_capture_changes = true;
+#include "common.h"
 
 typedef struct DdlnImgColumn
 {

@@ -52,6 +52,10 @@
  * 0.1.0 it writes that version's columns.  Its id is drawn by lifecycle.c,
  * above every id in use.
  *
+ * Floor: API: called through fmgr, by lifecycle.c and by ddl_notify.c's
+ * commit callback; calls the engine (deliver.c, binding.c, trust.c), pool.c
+ * and common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -85,12 +89,12 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 
-PG_FUNCTION_INFO_V1(subscribe);
-PG_FUNCTION_INFO_V1(unsubscribe);
-PG_FUNCTION_INFO_V1(skip);
-PG_FUNCTION_INFO_V1(wait_for_delivery);
+PG_FUNCTION_INFO_V1(ddl_notify_subscribe);
+PG_FUNCTION_INFO_V1(ddl_notify_unsubscribe);
+PG_FUNCTION_INFO_V1(ddl_notify_skip);
+PG_FUNCTION_INFO_V1(ddl_notify_wait_for_delivery);
 PG_FUNCTION_INFO_V1(ddl_notify_alter_subscriber);
 PG_FUNCTION_INFO_V1(ddl_notify_pause);
 PG_FUNCTION_INFO_V1(ddl_notify_resume);
@@ -417,7 +421,7 @@ DdlnCheckRoleLimit(Oid caller)
  *			 echo) returns the subscriber's id.
  */
 Datum
-subscribe(PG_FUNCTION_ARGS)
+ddl_notify_subscribe(PG_FUNCTION_ARGS)
 {
 	Oid			caller = GetUserId();
 	char	   *name = DdlnCheckName(fcinfo, 0);
@@ -589,7 +593,7 @@ DdlnLookupOwnSubscriber(const char *name, int32 *id, int32 *slot, Oid *owner)
 
 /* unsubscribe(name): remove the subscriber and release its pending events. */
 Datum
-unsubscribe(PG_FUNCTION_ARGS)
+ddl_notify_unsubscribe(PG_FUNCTION_ARGS)
 {
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	Oid			argtypes[1] = {INT4OID};
@@ -613,7 +617,7 @@ unsubscribe(PG_FUNCTION_ARGS)
 
 /* skip(name, event_id): handle one pending event without calling the handler. */
 Datum
-skip(PG_FUNCTION_ARGS)
+ddl_notify_skip(PG_FUNCTION_ARGS)
 {
 	char	   *name = DdlnCheckName(fcinfo, 0);
 	int64		event_id;
@@ -932,7 +936,7 @@ DdlnDeadline(TimestampTz now, const Interval *timeout)
  * A paused subscriber (or one waiting for confirmation) is not waited for.
  */
 Datum
-wait_for_delivery(PG_FUNCTION_ARGS)
+ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
 {
 	Interval   *timeout;
 	TimestampTz deadline;

@@ -46,6 +46,9 @@
  * (subscriber.c), the life-cycle code (lifecycle.c) and the engine
  * (deliver.c); calls only common.c.
  *
+ * Floor: engine: called by binding.c, deliver.c, subscriber.c and
+ * lifecycle.c; calls common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -63,7 +66,7 @@
 #include "utils/syscache.h"
 
 #include "compat.h"
-#include "ddl_notify.h"
+#include "common.h"
 
 #define DDLN_HANDLER_HINT	"A handler is a function(ddl_notify.event) returning void."
 

@@ -41,6 +41,9 @@
  *	 built once per event with StringInfo, strings copied as they are
  *	 unless escape_json is needed.
  *
+ * Floor: engine (capture's helper): called by capture.c only; calls no other
+ * file of ddl_notify.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -70,10 +73,7 @@
 #include "utils/syscache.h"
 #include "utils/xid8.h"
 
-#include "ddl_notify.h"
-
-/* ddl_notify.wal_message_version: the "v" of the messages written */
-int			ddln_wal_message_version = DDLN_WAL_MESSAGE_VERSION;
+#include "common.h"
 
 /*
  * A JSON string of len bytes: copied as it is when nothing in it needs an

@@ -84,6 +84,9 @@
  *	 held across anything that can block.  Latches are set outside it.
  *	 Nothing here touches ddl_notify's tables (the engine does).
  *
+ * Floor: worker (under the entry): started by the postmaster; calls the
+ * engine (deliver.c), pool.c and common.c.
+ *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
@@ -117,7 +120,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
-#include "ddl_notify.h"
+#include "common.h"
 #include "pool.h"
 
 PGDLLEXPORT void DdlnLauncherMain(Datum arg);
@@ -608,33 +611,46 @@ DdlnLauncherHelp(TimestampTz now, int nfree, long *sleep_ms)
 	}
 }
 
-/*
- * One scheduling pass: due retries become requests, queued databases get
- * workers in order of waiting time while slots are free, idle workers are
- * told when others wait, stuck databases get help.  Returns how long the
- * launcher may sleep.
- */
-static long
-DdlnLauncherSchedule(TimestampTz now, TimestampTz *logged)
+/* What one scheduling pass found and did. */
+typedef struct DdlnSchedule
 {
-	long		sleep_ms = DDLN_LAUNCHER_POLL_MS;
-	DdlnCandidate *cands;
-	int			ncands = 0;
-	int			maxcands;
-	int			nfree = 0;
-	int			started = 0;
-	bool		bgw_short = false;
+	TimestampTz now;
+	long		sleep_ms;		/* how long the launcher may sleep */
+	DdlnCandidate *cands;		/* queued databases due for a worker */
+	int			ncands;
+	int			nfree;			/* free slots */
+	int			started;		/* candidates served (or gone) */
+	bool		bgw_short;		/* the postmaster had no worker to give */
+} DdlnSchedule;
+
+/* Sleep no longer than until "at". */
+static void
+DdlnSleepUntil(DdlnSchedule *sc, TimestampTz at)
+{
+	long		secs;
+	int			usecs;
+
+	TimestampDifference(sc->now, at, &secs, &usecs);
+	sc->sleep_ms = Min(sc->sleep_ms, secs * 1000 + usecs / 1000 + 1);
+}
+
+/*
+ * Under the lock, walk the request table: due retries become requests, a
+ * database a worker serves is no longer queued, queued databases that may
+ * start now become candidates, entries nobody needs are forgotten.  Also
+ * counts the free slots.
+ */
+static void
+DdlnCollectCandidates(DdlnSchedule *sc)
+{
 	HASH_SEQ_STATUS seq;
 	DdlnDbEntry *e;
-	Latch	   *idle[64];
-	int			nidle = 0;
 
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-	maxcands = (int) hash_get_num_entries(ddln_dbs) + 1;
-	cands = palloc(sizeof(DdlnCandidate) * maxcands);
+	sc->cands = palloc(sizeof(DdlnCandidate) * ((int) hash_get_num_entries(ddln_dbs) + 1));
 	for (int i = 0; i < ddln_shared->nslots; i++)
 		if (ddln_shared->slots[i].state == DDLN_W_FREE && handles[i] == NULL)
-			nfree++;
+			sc->nfree++;
 	hash_seq_init(&seq, ddln_dbs);
 	while ((e = hash_seq_search(&seq)) != NULL)
 	{
@@ -643,7 +659,7 @@ DdlnLauncherSchedule(TimestampTz now, TimestampTz *logged)
 		for (int i = 0; i < ddln_shared->nslots; i++)
 			served |= DdlnSlotServes(&ddln_shared->slots[i], e->dboid);
 
-		if (e->retry_at != 0 && e->retry_at <= now)
+		if (e->retry_at != 0 && e->retry_at <= sc->now)
 		{
 			if (e->queued_since == 0 || e->retry_at < e->queued_since)
 				e->queued_since = e->retry_at;
@@ -657,35 +673,22 @@ DdlnLauncherSchedule(TimestampTz now, TimestampTz *logged)
 		}
 		if (e->queued_since != 0)
 		{
-			long		secs;
-			int			usecs;
-
-			if (e->not_before > now)
+			if (e->not_before > sc->now)
+				DdlnSleepUntil(sc, e->not_before);
+			else if (DdlnIsPaused(e->dboid, sc->now))
+				sc->sleep_ms = Min(sc->sleep_ms, 500);
+			else
 			{
-				TimestampDifference(now, e->not_before, &secs, &usecs);
-				sleep_ms = Min(sleep_ms, secs * 1000 + usecs / 1000 + 1);
-				continue;
+				sc->cands[sc->ncands].dboid = e->dboid;
+				sc->cands[sc->ncands].since = e->queued_since;
+				sc->ncands++;
 			}
-			if (DdlnIsPaused(e->dboid, now))
-			{
-				sleep_ms = Min(sleep_ms, 500);
-				continue;
-			}
-			cands[ncands].dboid = e->dboid;
-			cands[ncands].since = e->queued_since;
-			ncands++;
 		}
 		else if (e->retry_at != 0)
-		{
-			long		secs;
-			int			usecs;
-
-			TimestampDifference(now, e->retry_at, &secs, &usecs);
-			sleep_ms = Min(sleep_ms, secs * 1000 + usecs / 1000 + 1);
-		}
+			DdlnSleepUntil(sc, e->retry_at);
 		else if (!served &&
 				 (e->died_at == 0 ||
-				  TimestampDifferenceExceeds(e->died_at, now, DDLN_MAX_RESTART_DELAY_MS + DDLN_HEALTHY_RUN_MS)))
+				  TimestampDifferenceExceeds(e->died_at, sc->now, DDLN_MAX_RESTART_DELAY_MS + DDLN_HEALTHY_RUN_MS)))
 		{
 			/*
 			 * Nothing asked of it: forget it (kept a while after a worker
@@ -695,46 +698,71 @@ DdlnLauncherSchedule(TimestampTz now, TimestampTz *logged)
 		}
 	}
 	LWLockRelease(ddln_shared->lock);
+}
 
-	qsort(cands, ncands, sizeof(DdlnCandidate), DdlnCompareCandidates);
-	for (int c = 0; c < ncands && nfree > 0 && !bgw_short; c++)
+/* Forget database "dboid"'s request (it was served, or it is gone). */
+static void
+DdlnClearRequest(Oid dboid, bool remove)
+{
+	DdlnDbEntry *e;
+
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	if (remove)
+		(void) hash_search(ddln_dbs, &dboid, HASH_REMOVE, NULL);
+	else if ((e = hash_search(ddln_dbs, &dboid, HASH_FIND, NULL)) != NULL)
+	{
+		e->queued_since = 0;
+		e->probe = false;
+	}
+	LWLockRelease(ddln_shared->lock);
+}
+
+/* Start workers for the candidates, longest waiting first, while slots are free. */
+static void
+DdlnStartCandidates(DdlnSchedule *sc)
+{
+	qsort(sc->cands, sc->ncands, sizeof(DdlnCandidate), DdlnCompareCandidates);
+	for (int c = 0; c < sc->ncands && sc->nfree > 0 && !sc->bgw_short; c++)
 	{
 		DdlnStartResult r;
 
-		if (!DdlnDatabaseExists(cands[c].dboid))
+		if (!DdlnDatabaseExists(sc->cands[c].dboid))
 		{
 			/* dropped (or made a template) while queued */
-			LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-			(void) hash_search(ddln_dbs, &cands[c].dboid, HASH_REMOVE, NULL);
-			LWLockRelease(ddln_shared->lock);
-			started++;			/* not waiting any more */
+			DdlnClearRequest(sc->cands[c].dboid, true);
+			sc->started++;		/* not waiting any more */
 			continue;
 		}
-		r = DdlnStartWorker(cands[c].dboid);
+		r = DdlnStartWorker(sc->cands[c].dboid);
 		if (r == DDLN_NO_SLOT)
 			break;
 		if (r == DDLN_NO_BGWORKER)
 		{
-			bgw_short = true;
-			sleep_ms = Min(sleep_ms, DDLN_BGW_RETRY_MS);
+			sc->bgw_short = true;
+			sc->sleep_ms = Min(sc->sleep_ms, DDLN_BGW_RETRY_MS);
 			break;
 		}
-		nfree--;
-		started++;
-		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-		e = hash_search(ddln_dbs, &cands[c].dboid, HASH_FIND, NULL);
-		if (e != NULL)
-		{
-			e->queued_since = 0;
-			e->probe = false;
-		}
-		LWLockRelease(ddln_shared->lock);
+		sc->nfree--;
+		sc->started++;
+		DdlnClearRequest(sc->cands[c].dboid, false);
 	}
+}
 
-	/* databases still waiting: idle workers make room at once */
+/*
+ * Databases still waiting: publish how many, and make the idle workers
+ * leave at once to make room; say so in the log at most once a minute (with
+ * many tenants a full pool is normal).
+ */
+static void
+DdlnMakeRoom(DdlnSchedule *sc, TimestampTz *logged)
+{
+	Latch	   *idle[64];
+	int			nidle = 0;
+	int			waiting = sc->ncands - sc->started;
+
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-	ddln_shared->nwaiting = ncands - started;
-	if (ddln_shared->nwaiting > 0)
+	ddln_shared->nwaiting = waiting;
+	if (waiting > 0)
 	{
 		for (int i = 0; i < ddln_shared->nslots && nidle < (int) lengthof(idle); i++)
 		{
@@ -748,28 +776,43 @@ DdlnLauncherSchedule(TimestampTz now, TimestampTz *logged)
 	for (int i = 0; i < nidle; i++)
 		SetLatch(idle[i]);
 
-	/* said at most once a minute: with many tenants a full pool is normal */
-	if (ncands > started &&
-		(*logged == 0 || TimestampDifferenceExceeds(*logged, now, 60000)))
+	if (waiting > 0 &&
+		(*logged == 0 || TimestampDifferenceExceeds(*logged, sc->now, 60000)))
 	{
-		*logged = now;
+		*logged = sc->now;
 		ereport(LOG,
-				(bgw_short ?
+				(sc->bgw_short ?
 				 errmsg_plural("ddl_notify: no free background worker slot; delivery waits in %d database",
 							   "ddl_notify: no free background worker slot; delivery waits in %d databases",
-							   ncands - started, ncands - started) :
+							   waiting, waiting) :
 				 errmsg_plural("ddl_notify: no free worker slot; delivery waits in %d database",
 							   "ddl_notify: no free worker slot; delivery waits in %d databases",
-							   ncands - started, ncands - started),
+							   waiting, waiting),
 				 errhint("Raise ddl_notify.max_workers (now %d) or max_worker_processes.",
 						 ddln_max_workers)));
 	}
+}
 
-	if (ncands == started)
-		DdlnLauncherHelp(now, nfree, &sleep_ms);
+/*
+ * One scheduling pass: due retries become requests, queued databases get
+ * workers in order of waiting time while slots are free, idle workers are
+ * told when others wait, stuck databases get help.  Returns how long the
+ * launcher may sleep.
+ */
+static long
+DdlnLauncherSchedule(TimestampTz now, TimestampTz *logged)
+{
+	DdlnSchedule sc = {0};
 
-	pfree(cands);
-	return Max(sleep_ms, 1);
+	sc.now = now;
+	sc.sleep_ms = DDLN_LAUNCHER_POLL_MS;
+	DdlnCollectCandidates(&sc);
+	DdlnStartCandidates(&sc);
+	DdlnMakeRoom(&sc, logged);
+	if (sc.ncands == sc.started)
+		DdlnLauncherHelp(now, sc.nfree, &sc.sleep_ms);
+	pfree(sc.cands);
+	return Max(sc.sleep_ms, 1);
 }
 
 void
@@ -959,6 +1002,160 @@ DdlnMsUntil(TimestampTz now, TimestampTz t)
 }
 
 /*
+ * Take slot "slot" as the launcher left it (or leave, if a launcher that is
+ * gone registered us and the slot was taken back), connect to its database
+ * and return the database's name (for the log).
+ */
+static char *
+DdlnWorkerAttach(int slot)
+{
+	uint64		generation;
+	Oid			dboid;
+	char	   *dbname;
+
+	memcpy(&generation, MyBgworkerEntry->bgw_extra, sizeof(uint64));
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	if (ddln_shared->slots[slot].state != DDLN_W_STARTING ||
+		ddln_shared->slots[slot].generation != generation)
+	{
+		/* registered by a launcher that is gone; its slot was taken back */
+		LWLockRelease(ddln_shared->lock);
+		proc_exit(0);
+	}
+	my_slot = &ddln_shared->slots[slot];
+	dboid = my_slot->dboid;
+	my_slot->pid = MyProcPid;
+	my_slot->latch = MyLatch;
+	LWLockRelease(ddln_shared->lock);
+	before_shmem_exit(DdlnWorkerDetach, (Datum) 0);
+
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname("ddl_notify worker");
+	StartTransactionCommand();
+	dbname = MemoryContextStrdup(TopMemoryContext, get_database_name(dboid));
+	CommitTransactionCommand();
+	return dbname;
+}
+
+/*
+ * A round begins: clear the wake flag (commits from now on set it again),
+ * say since when the round runs.  False if the worker was asked to stop.
+ */
+static bool
+DdlnBeginRound(TimestampTz round_start, bool *was_starting)
+{
+	bool		stop;
+
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	stop = my_slot->stop;
+	my_slot->wake = false;
+	my_slot->helped = false;
+	my_slot->round_since = round_start;
+	*was_starting = (my_slot->state == DDLN_W_STARTING);
+	LWLockRelease(ddln_shared->lock);
+	return !stop;
+}
+
+/*
+ * Is the extension (still) in this database?  If not, the worker exits,
+ * unless a commit came meanwhile (CREATE EXTENSION?): then false, and the
+ * caller looks again.  A worker that was starting is RUNNING from here on.
+ */
+static bool
+DdlnExtensionStillThere(bool was_starting, const char *dbname)
+{
+	if (!DdlnExtensionPresent())
+	{
+		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+		if (my_slot->wake && !my_slot->stop)
+		{
+			/* a commit meanwhile (CREATE EXTENSION?): look again */
+			LWLockRelease(ddln_shared->lock);
+			return false;
+		}
+		my_slot->state = DDLN_W_NO_EXTENSION;
+		LWLockRelease(ddln_shared->lock);
+		if (!was_starting)
+			ereport(LOG, (errmsg("ddl_notify worker exiting: the extension was dropped in database \"%s\"",
+								 dbname)));
+		proc_exit(0);
+	}
+	if (was_starting)
+	{
+		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+		my_slot->state = DDLN_W_RUNNING;
+		LWLockRelease(ddln_shared->lock);
+		ereport(DEBUG1, (errmsg_internal("ddl_notify worker started for database \"%s\"", dbname)));
+	}
+	return true;
+}
+
+/* One delivery round (deliver.c), in transactions of its own. */
+static void
+DdlnRunRound(MemoryContext loopcxt, TimeoutId long_round_timeout, bool sweep,
+			 DdlnRoundResult *result)
+{
+	pgstat_report_activity(STATE_RUNNING, "ddl_notify worker: delivery round");
+	/* the launcher learns of a long round without polling for it */
+	if (ddln_max_workers_per_database > 1)
+		enable_timeout_after(long_round_timeout, DdlnHelpAfterMs(my_slot));
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	/* the round's memory must outlive its transactions (deliver.c) */
+	MemoryContextSwitchTo(loopcxt);
+	PortalContext = loopcxt;
+	DdlnDeliverRound(result, sweep);
+	CommitTransactionCommand();
+	PortalContext = NULL;
+	disable_timeout(long_round_timeout, false);
+	/* the tables' counters (n_tup_upd, n_tup_del) drive autovacuum */
+	pgstat_report_stat(false);
+}
+
+/* A round ended: publish it in the slot.  True if other databases wait. */
+static bool
+DdlnEndRound(const DdlnRoundResult *result)
+{
+	bool		others_wait;
+
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	my_slot->round_since = 0;
+	my_slot->warm = true;
+	my_slot->last_round = GetCurrentTimestamp();
+	my_slot->delivered += result->delivered;
+	others_wait = ddln_shared->nwaiting > 0;
+	LWLockRelease(ddln_shared->lock);
+	return others_wait;
+}
+
+/*
+ * Delivered something: commits may be coming as a stream (a migration, a
+ * tool creating objects one by one).  Let them gather until
+ * ddl_notify.stream_interval after the start of this round, so that one
+ * round serves several commits instead of one each: each round costs the
+ * worker a few transactions, and took CPU from the sessions running the
+ * DDL.  A commit that comes alone, after a quiet interval, is delivered at
+ * once; under a stream a handler starts at most this interval (plus a
+ * round) after its event's commit.
+ */
+static void
+DdlnGatherStream(TimestampTz round_start)
+{
+	long		secs;
+	int			usecs;
+	long		waited_ms;
+
+	if (ddln_stream_interval <= 0)
+		return;
+	TimestampDifference(round_start, GetCurrentTimestamp(), &secs, &usecs);
+	waited_ms = secs * 1000 + usecs / 1000;
+	if (waited_ms < ddln_stream_interval)
+		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ddln_stream_interval - waited_ms,
+						 PG_WAIT_EXTENSION);
+}
+
+/*
  * Between rounds: sleep until a commit wakes this worker, a retry is due or
  * the poll interval is over (return true: run a round), or leave the pool
  * when idle for ddl_notify.worker_idle_timeout, at once if another database
@@ -1023,14 +1220,9 @@ DdlnWorkerWait(TimestampTz next_retry, TimestampTz last_busy, bool others_busy)
 void
 DdlnWorkerMain(Datum arg)
 {
-	int			slot = DatumGetInt32(arg);
-	uint64		generation;
 	TimestampTz last_sweep = 0;
 	TimestampTz last_busy;
-	bool		sweep;
-	TimestampTz round_start = 0;
 	bool		idle_round = true;	/* the last round had nothing to deliver */
-	Oid			dboid;
 	MemoryContext loopcxt;
 	char	   *dbname;
 	TimeoutId	long_round_timeout;
@@ -1038,28 +1230,7 @@ DdlnWorkerMain(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-
-	memcpy(&generation, MyBgworkerEntry->bgw_extra, sizeof(uint64));
-	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-	if (ddln_shared->slots[slot].state != DDLN_W_STARTING ||
-		ddln_shared->slots[slot].generation != generation)
-	{
-		/* registered by a launcher that is gone; its slot was taken back */
-		LWLockRelease(ddln_shared->lock);
-		proc_exit(0);
-	}
-	my_slot = &ddln_shared->slots[slot];
-	dboid = my_slot->dboid;
-	my_slot->pid = MyProcPid;
-	my_slot->latch = MyLatch;
-	LWLockRelease(ddln_shared->lock);
-	before_shmem_exit(DdlnWorkerDetach, (Datum) 0);
-
-	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
-	pgstat_report_appname("ddl_notify worker");
-	StartTransactionCommand();
-	dbname = MemoryContextStrdup(TopMemoryContext, get_database_name(dboid));
-	CommitTransactionCommand();
+	dbname = DdlnWorkerAttach(DatumGetInt32(arg));
 
 	loopcxt = AllocSetContextCreate(TopMemoryContext, "ddl_notify worker loop",
 									ALLOCSET_DEFAULT_SIZES);
@@ -1069,9 +1240,9 @@ DdlnWorkerMain(Datum arg)
 	for (;;)
 	{
 		DdlnRoundResult result;
-		bool		stop;
-		bool		others_wait;
+		TimestampTz round_start;
 		bool		was_starting;
+		bool		sweep;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -1082,42 +1253,12 @@ DdlnWorkerMain(Datum arg)
 
 		/* a round begins: commits from now on set the flag again */
 		round_start = GetCurrentTimestamp();
-		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-		stop = my_slot->stop;
-		my_slot->wake = false;
-		my_slot->helped = false;
-		my_slot->round_since = round_start;
-		was_starting = (my_slot->state == DDLN_W_STARTING);
-		LWLockRelease(ddln_shared->lock);
-		if (stop)
+		if (!DdlnBeginRound(round_start, &was_starting))
 			break;
-
 		MemoryContextReset(loopcxt);
 		MemoryContextSwitchTo(loopcxt);
-
-		if (!DdlnExtensionPresent())
-		{
-			LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-			if (my_slot->wake && !my_slot->stop)
-			{
-				/* a commit meanwhile (CREATE EXTENSION?): look again */
-				LWLockRelease(ddln_shared->lock);
-				continue;
-			}
-			my_slot->state = DDLN_W_NO_EXTENSION;
-			LWLockRelease(ddln_shared->lock);
-			if (!was_starting)
-				ereport(LOG, (errmsg("ddl_notify worker exiting: the extension was dropped in database \"%s\"",
-									 dbname)));
-			proc_exit(0);
-		}
-		if (was_starting)
-		{
-			LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-			my_slot->state = DDLN_W_RUNNING;
-			LWLockRelease(ddln_shared->lock);
-			ereport(DEBUG1, (errmsg_internal("ddl_notify worker started for database \"%s\"", dbname)));
-		}
+		if (!DdlnExtensionStillThere(was_starting, dbname))
+			continue;
 
 		/*
 		 * Sweep (a scan of the whole queue) at most once a second while
@@ -1128,31 +1269,9 @@ DdlnWorkerMain(Datum arg)
 		 */
 		sweep = idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
 														 DDLN_SWEEP_INTERVAL_MS);
-		pgstat_report_activity(STATE_RUNNING, "ddl_notify worker: delivery round");
-		/* the launcher learns of a long round without polling for it */
-		if (ddln_max_workers_per_database > 1)
-			enable_timeout_after(long_round_timeout, DdlnHelpAfterMs(my_slot));
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		/* the round's memory must outlive its transactions (deliver.c) */
-		MemoryContextSwitchTo(loopcxt);
-		PortalContext = loopcxt;
-		DdlnDeliverRound(&result, sweep);
-		CommitTransactionCommand();
-		PortalContext = NULL;
-		disable_timeout(long_round_timeout, false);
+		DdlnRunRound(loopcxt, long_round_timeout, sweep, &result);
 		if (sweep)
 			last_sweep = GetCurrentTimestamp();
-		/* the tables' counters (n_tup_upd, n_tup_del) drive autovacuum */
-		pgstat_report_stat(false);
-
-		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
-		my_slot->round_since = 0;
-		my_slot->warm = true;
-		my_slot->last_round = GetCurrentTimestamp();
-		my_slot->delivered += result.delivered;
-		others_wait = ddln_shared->nwaiting > 0;
-		LWLockRelease(ddln_shared->lock);
 
 		idle_round = (result.handled == 0);
 		if (result.handled > 0 || result.failures > 0)
@@ -1161,36 +1280,14 @@ DdlnWorkerMain(Datum arg)
 		if (result.more)
 		{
 			/* fairness: served a slice while others wait: give the slot up */
-			if (others_wait &&
+			if (DdlnEndRound(&result) &&
 				TimestampDifferenceExceeds(my_slot->since, GetCurrentTimestamp(), DDLN_TIME_SLICE_MS))
 				(void) DdlnWorkerLeave(true, 0, "time slice over, other databases wait");
 			continue;
 		}
-
-		/*
-		 * Delivered something: commits may be coming as a stream (a
-		 * migration, a tool creating objects one by one).  Let them gather
-		 * until ddl_notify.stream_interval after the start of this round, so
-		 * that one round serves several commits instead of one each: each
-		 * round costs the worker a few transactions, and took CPU from the
-		 * sessions running the DDL.  A commit that comes alone, after a
-		 * quiet interval, is delivered at once; under a stream a handler
-		 * starts at most this interval (plus a round) after its event's
-		 * commit.
-		 */
-		if (result.handled > 0 && ddln_stream_interval > 0)
-		{
-			long		waited_ms = 0;
-			long		secs;
-			int			usecs;
-
-			TimestampDifference(round_start, GetCurrentTimestamp(), &secs, &usecs);
-			waited_ms = secs * 1000 + usecs / 1000;
-			if (waited_ms < ddln_stream_interval)
-				(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 ddln_stream_interval - waited_ms,
-								 PG_WAIT_EXTENSION);
-		}
+		(void) DdlnEndRound(&result);
+		if (result.handled > 0)
+			DdlnGatherStream(round_start);
 
 		pgstat_report_activity(STATE_IDLE, "ddl_notify worker: idle");
 		if (!DdlnWorkerWait(result.next_retry, last_busy, result.busy > 0))

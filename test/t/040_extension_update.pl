@@ -227,6 +227,47 @@ is( $node->safe_psql(
 is($node->safe_psql('old', 'SELECT count(*) FROM ddl_notify.event'),
 	'0', 'G13: the queue drained');
 
+# --- 0.1.0's other entry points, through the library's legacy names ---------
+# (src/legacy.c): the drop and rewrite triggers, skip(), unsubscribe(),
+# wait_for_delivery() and delivery_status() of a database at 0.1.0, then the
+# UPDATE binds every C function to a ddl_notify_ symbol.
+
+$node->safe_psql('postgres', 'CREATE DATABASE legacy');
+$node->safe_psql('legacy', "CREATE EXTENSION ddl_notify VERSION '$released'");
+DdlNotifyTest::lifecycle_handler($node, 'legacy', 'l');
+$node->safe_psql('legacy', q{
+SELECT ddl_notify.subscribe('l', 'public.lc_l(ddl_notify.event)');
+CREATE TABLE public.w (a int);
+ALTER TABLE public.w ALTER a TYPE bigint;
+DROP TABLE public.w;
+});
+is( $node->safe_psql(
+		'legacy',
+		"SELECT string_agg(command_tag || '/' || object_type, ' ' ORDER BY id) FROM ddl_notify.event WHERE object_identity = 'public.w'"
+	),
+	'CREATE TABLE/table ALTER TABLE/table ALTER TABLE/table DROP TABLE/table',
+	"G13 at $released: capture, the table rewrite and the drop are recorded through 0.1.0's symbols");
+$node->safe_psql('legacy',
+	"SELECT ddl_notify.skip('l', min(id)) FROM ddl_notify.event WHERE object_identity = 'public.w'");
+is( $node->safe_psql(
+		'legacy',
+		"SELECT ddl_notify.delivery_status() <> '', ddl_notify.wait_for_delivery('0'), ddl_notify.unsubscribe('l')"
+	),
+	't|f|t',
+	"G13 at $released: skip(), delivery_status(), wait_for_delivery() and unsubscribe() answer");
+$node->safe_psql('legacy', 'ALTER EXTENSION ddl_notify UPDATE');
+is( $node->safe_psql(
+		'legacy', q{
+SELECT string_agg(p.proname || '=' || p.prosrc, ' ' ORDER BY p.proname)
+FROM pg_catalog.pg_proc p
+JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid
+	AND d.deptype = 'e'
+	AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'ddl_notify')
+WHERE p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
+  AND p.prosrc NOT LIKE 'ddl\_notify\_%'}),
+	'',
+	'G13: after the UPDATE no C function of the extension is bound to a 0.1.0 symbol');
+
 # --- the worker on the updated database --------------------------------------
 
 $node->append_conf('postgresql.conf', "ddl_notify.max_workers = 2\n");

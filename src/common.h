@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * ddl_notify.h
- *	  Declarations shared by the files of ddl_notify.
+ * common.h
+ *	  Declarations shared by the files of ddl_notify, and the words they use.
  *
  * Words the files share:
  *	  event			one row of ddl_notify.event: one object touched by one DDL
@@ -26,21 +26,29 @@
  *	  pause			a database the pool keeps out of while a command (DROP
  *					DATABASE, DROP EXTENSION...) needs it alone
  *
- * Who owns what (ddl_notify.c, the entry, calls the others and no other file
- * calls it; every file may call common.c, the ground, which calls none):
- *	  ddl_notify.c	the entry: _PG_init, settings, transaction callbacks,
- *					the utility hook
- *	  common.c		the ground: the subscription-point lock, the safe
- *					context, the relation OID cache, the running statement
+ * Floors.  Calls run downwards only: a file calls files of its own floor or
+ * below, never above, and no two files call each other.  Each .c file's
+ * header names its floor.
+ *
+ *	entry		fmgr, the server and the hooks call in; nothing of ours calls it
+ *	  ddl_notify.c	_PG_init (the settings, shared memory, the worker),
+ *					the transaction callbacks, the utility hook
+ *	  legacy.c		0.1.0's C entry points, each calling its successor
+ *
+ *	capture, API, worker: what SQL, event triggers and the pool run
  *	  capture.c		the event trigger functions (write ddl_notify.event)
  *	  relimage.c	relation images: "before", "after" and "changes" of
  *					the relations a command touches, dropped ones included
- *	  querytext.c	the statement text an event stores: secrets redacted,
- *					length capped
- *	  counter.c		event ids and commit positions from the extension's
- *					sequences, without nextval() (no lastval() sees them)
+ *	  lifecycle.c	the restore trigger: a row of a dump made a subscriber of
+ *					this database, checked as data, not as anybody's choice
  *	  subscriber.c	the SQL API: subscribe, alter_subscriber, pause, resume,
- *					unsubscribe, skip, and the subscription-point protocol
+ *					unsubscribe, skip, wait_for_delivery, and the
+ *					subscription-point protocol
+ *	  status.c		delivery_status(), delivery_state(), worker_pool()
+ *	  worker.c		the launcher and the delivery workers; they schedule,
+ *					the engine delivers
+ *
+ *	engine: delivery, and what capture and the API ask of the catalogs
  *	  deliver.c		the delivery engine, the only code that calls handlers,
  *					sets processed bits or deletes events; used by both
  *					CALL ddl_notify.deliver() and the background worker
@@ -48,31 +56,41 @@
  *					(two index walks, no SQL); engine.h holds their types
  *	  failure.c		for the engine: whose error a failed handler call
  *					raised, and the capped copy of it the engine keeps
- *	  pool.c		the pool's shared memory (slots, request table, pauses,
- *					its LWLock; private header pool.h) and the committing
- *					backend's side: wake a worker or queue the database;
- *					delivery_status(), delivery_state(), worker_pool()
- *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
- *					capture also as a logical decoding message (CDC)
- *	  lifecycle.c	the restore trigger: a row of a dump made a subscriber of
- *					this database, checked as data, not as anybody's choice
  *	  binding.c		handlers and owners by OID and by name (pg_upgrade,
  *					restores), the subscriber table's version, new ids
  *	  trust.c		who may run what: the one place deciding whether a
  *					function may be a handler and who may act for an owner
+ *	  querytext.c	the statement text an event stores: secrets redacted,
+ *					length capped
+ *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
+ *					capture also as a logical decoding message (CDC)
+ *
+ *	ground: what every floor stands on; it calls nothing above it
+ *	  common.c		the settings' variables, the subscription-point lock, the
+ *					safe context, the relation OID cache, the running
+ *					statement and handler call, the unpublished row insert
+ *	  counter.c		event ids and commit positions from the extension's
+ *					sequences, without nextval() (no lastval() sees them),
+ *					and the commit_order row
+ *	  pool.c		the pool's shared memory (slots, request table, pauses,
+ *					ended handler calls, its LWLock; private header pool.h)
+ *					and the committing backend's side: wake a worker or
+ *					queue the database
  *	  compat.h		PostgreSQL version differences, one name each
- *	  worker.c		launcher and the pool of delivery workers; they
- *					schedule, the engine delivers
+ *
+ * This header (common.h) holds the words above and the declarations the
+ * floors share, each under the name of the file that defines it.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
  *-------------------------------------------------------------------------
  */
-#ifndef DDL_NOTIFY_H
-#define DDL_NOTIFY_H
+#ifndef DDLN_COMMON_H
+#define DDLN_COMMON_H
 
 #include "access/transam.h"
 #include "access/tupdesc.h"
+#include "catalog/indexing.h"
 #include "nodes/nodes.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
@@ -105,7 +123,7 @@
 #define DDLN_LOCK_KEY2			0x53554253	/* "SUBS" */
 #define DDLN_LOCK_FIELD4		3
 
-/* settings (ddl_notify.c) */
+/* settings: defined by ddl_notify.c, their variables in common.c */
 extern bool ddln_capture_temp;
 extern bool ddln_capture_query;
 extern int	ddln_batch_size;
@@ -116,6 +134,8 @@ extern int	ddln_max_workers;
 extern int	ddln_poll_interval;
 extern int	ddln_stream_interval;
 extern bool ddln_wal_messages;
+extern int	ddln_wal_message_version;
+extern bool ddln_capture_changes;
 extern int	ddln_max_query_length;
 extern int	ddln_batch_memory;
 extern int	ddln_lock_timeout;
@@ -148,13 +168,12 @@ typedef struct DdlnStatement
 } DdlnStatement;
 
 extern DdlnStatement ddln_statement;
-
-/* capture.c */
-extern bool ddln_xact_recorded;			/* this transaction wrote events */
 extern const char *ddln_current_origin;	/* subscriber whose handler runs */
 extern Datum ddln_current_chain;	/* origin_chain (text[]) of the event it
 									 * handles, 0 if none */
-extern void DdlnRecordCommitPosition(void);
+
+/* capture.c */
+extern bool ddln_xact_recorded;			/* this transaction wrote events */
 
 /* querytext.c: the statement text an event stores */
 extern char *DdlnRedactSecrets(const char *query);
@@ -163,10 +182,8 @@ extern char *DdlnCapQuery(const char *query);
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
 #define DDLN_WAL_MESSAGE_VERSION	2	/* the default "v" of the JSON content */
-extern int	ddln_wal_message_version;	/* ddl_notify.wal_message_version */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* relimage.c: relation images, "before", "after" and "changes" */
-extern bool ddln_capture_changes;
 extern void DdlnImageCommandStart(Node *parsetree);
 extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
 extern void DdlnImageForgetBefore(void);
@@ -280,8 +297,12 @@ typedef struct DdlnRelids
 
 extern const DdlnRelids *DdlnGetRelids(bool missing_ok);
 
-/* capture.c: a transaction's commit position, drawn now */
+/* counter.c: a transaction's commit position, drawn now */
+extern void DdlnRecordCommitPosition(void);
 extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid);
+
+/* common.c: a row of the extension's tables, written unseen by logical decoding */
+extern void DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup);
 
 /* pool.c */
 
@@ -355,4 +376,4 @@ enum
 	DDLN_CO_NATTS
 };
 
-#endif							/* DDL_NOTIFY_H */
+#endif							/* DDLN_COMMON_H */
