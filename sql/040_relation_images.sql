@@ -167,6 +167,35 @@ SELECT object_type, object_identity, details->'before'->>'name' AS before_name,
 FROM ddl_notify.event WHERE id > :last AND object_type IN ('table', 'view')
 ORDER BY id;
 
+-- beyond work_mem the pre-images wait in a temporary file: all are there
+CREATE SCHEMA img_many;
+DO $$BEGIN FOR i IN 1..150 LOOP
+	EXECUTE format('CREATE TABLE img_many.t%s (id int PRIMARY KEY, a text DEFAULT %L)', i, i);
+END LOOP; END$$;
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+SET work_mem = '64kB';
+SET client_min_messages = warning;
+DROP SCHEMA img_many CASCADE;
+RESET client_min_messages;
+RESET work_mem;
+SELECT count(*) AS tables_dropped,
+	   count(*) FILTER (WHERE details->'before'->>'schema' || '.' || (details->'before'->>'name') = object_identity
+						  AND details->'before'->'columns'->1->>'default' =
+							  quote_literal(substring(object_identity from 't(\d+)$')) || '::text') AS with_their_own_before
+FROM ddl_notify.event WHERE id > :last AND object_type = 'table';
+-- a DROP rolled back to a savepoint, then done again: the pre-image is read again
+CREATE TABLE img_sp (a int);
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+BEGIN;
+SAVEPOINT s;
+DROP TABLE img_sp;
+ROLLBACK TO SAVEPOINT s;
+ALTER TABLE img_sp ADD COLUMN b int;
+DROP TABLE img_sp;
+COMMIT;
+SELECT trigger_event, command_tag, jsonb_array_length(details->'before'->'columns') AS columns_before
+FROM ddl_notify.event WHERE id > :last AND object_type = 'table' ORDER BY id;
+
 --
 -- 6. a statement rolled back leaves nothing; a savepoint's leaves nothing
 --

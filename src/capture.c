@@ -44,10 +44,21 @@
  *	 origin_chain and is written without it.
  * - "query" is stored as querytext.c makes it: secrets redacted, cut to
  *	 ddl_notify.max_query_length (its header states how).
+ * - With ddl_notify.capture_changes on, "details" of events on tables,
+ *	 views, materialized views and foreign tables also carry "before",
+ *	 "after" and "changes" (relimage.c, which says when each is read).
+ *	 ddl_command_start records nothing: it only lets relimage.c read the
+ *	 "before" image of the relation the command will change.
+ * - The rows of pg_event_trigger_ddl_commands() and
+ *	 pg_event_trigger_dropped_objects() are read one at a time from the
+ *	 function's tuplestore; sql_drop resets a memory context after each row,
+ *	 so a DROP SCHEMA of thousands of tables holds one row's memory of ours
+ *	 at a time (the event table, opened at the first row, stays open in the
+ *	 call's context).
  *
  * Floor: capture (under the entry): called by the event triggers through
- * fmgr and by ddl_notify.c; calls querytext.c, walmsg.c, counter.c and
- * common.c, never the API, the worker or the engine.
+ * fmgr and by ddl_notify.c; calls querytext.c, relimage.c, walmsg.c,
+ * counter.c and common.c, never the API, the worker or the engine.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -798,6 +809,7 @@ DdlnEventTriggerTag(FunctionCallInfo fcinfo, const char *fname)
  */
 typedef struct DdlnObjects
 {
+	MemoryContext cxt;			/* where the rows are read */
 	ExprContext *econtext;
 	Tuplestorestate *store;		/* NULL: no rows */
 	TupleTableSlot *slot;
@@ -819,6 +831,7 @@ DdlnOpenObjects(Oid fnoid, DdlnObjects *objs)
 	LOCAL_FCINFO(fcinfo, 0);
 
 	memset(objs, 0, sizeof(*objs));
+	objs->cxt = CurrentMemoryContext;
 	objs->econtext = CreateStandaloneExprContext();
 	fmgr_info(fnoid, &flinfo);
 	memset(&rsinfo, 0, sizeof(rsinfo));
@@ -839,10 +852,23 @@ DdlnOpenObjects(Oid fnoid, DdlnObjects *objs)
 static bool
 DdlnNextObject(DdlnObjects *objs)
 {
-	if (objs->store == NULL ||
-		!tuplestore_gettupleslot(objs->store, true, false, objs->slot))
+	MemoryContext old;
+	bool		found;
+
+	if (objs->store == NULL)
 		return false;
-	slot_getallattrs(objs->slot);
+	/*
+	 * In the objects' context: a row the tuplestore reads back from its file
+	 * is allocated here and freed by the slot at the next row, whatever
+	 * context the caller resets between rows.
+	 */
+	old = MemoryContextSwitchTo(objs->cxt);
+	found = tuplestore_gettupleslot(objs->store, true, false, objs->slot);
+	if (found)
+		slot_getallattrs(objs->slot);
+	MemoryContextSwitchTo(old);
+	if (!found)
+		return false;
 	objs->values = objs->slot->tts_values;
 	objs->nulls = objs->slot->tts_isnull;
 	return true;

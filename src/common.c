@@ -75,6 +75,7 @@ Datum		ddln_current_chain = (Datum) 0;
  */
 bool		ddln_capture_temp = false;
 bool		ddln_capture_query = true;
+bool		ddln_capture_changes = true;
 int			ddln_batch_size = 1000;
 int			ddln_retry_initial_delay = 1000;
 int			ddln_retry_max_delay = 300000;
@@ -84,7 +85,6 @@ int			ddln_poll_interval = 5000;
 int			ddln_stream_interval = 2;
 bool		ddln_wal_messages = false;
 int			ddln_wal_message_version = DDLN_WAL_MESSAGE_VERSION;
-bool		ddln_capture_changes = true;
 int			ddln_max_query_length = 65536;
 int			ddln_batch_memory = 8192;
 int			ddln_lock_timeout = 1000;

@@ -37,8 +37,6 @@
  *
  *	capture, API, worker: what SQL, event triggers and the pool run
  *	  capture.c		the event trigger functions (write ddl_notify.event)
- *	  relimage.c	relation images: "before", "after" and "changes" of
- *					the relations a command touches, dropped ones included
  *	  lifecycle.c	the restore trigger: a row of a dump made a subscriber of
  *					this database, checked as data, not as anybody's choice
  *	  subscriber.c	the SQL API: subscribe, alter_subscriber, pause, resume,
@@ -62,6 +60,9 @@
  *					function may be a handler and who may act for an owner
  *	  querytext.c	the statement text an event stores: secrets redacted,
  *					length capped
+ *	  relimage.c	relation images for capture: "before", "after" and
+ *					"changes" of the relations a command touches, dropped
+ *					ones included (its object access hook reads those)
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
  *
@@ -126,6 +127,7 @@
 /* settings: defined by ddl_notify.c, their variables in common.c */
 extern bool ddln_capture_temp;
 extern bool ddln_capture_query;
+extern bool ddln_capture_changes;
 extern int	ddln_batch_size;
 extern int	ddln_retry_initial_delay;
 extern int	ddln_retry_max_delay;
@@ -135,7 +137,6 @@ extern int	ddln_poll_interval;
 extern int	ddln_stream_interval;
 extern bool ddln_wal_messages;
 extern int	ddln_wal_message_version;
-extern bool ddln_capture_changes;
 extern int	ddln_max_query_length;
 extern int	ddln_batch_memory;
 extern int	ddln_lock_timeout;

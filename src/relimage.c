@@ -54,15 +54,19 @@
  *	 by OID (DdlnImageTakeDropped) and forgets them all at its end
  *	 (DdlnImageForgetDropped).
  * - Everything kept lives in the transaction's memory; the transaction's
- *	 end forgets it (an xact callback registered here at first use).
+ *	 end forgets it (an xact callback registered here at first use).  The
+ *	 temporary file belongs to the transaction's resource owner and is
+ *	 closed by sql_drop, or at PRE_COMMIT when a command's sql_drop did not
+ *	 run; a subtransaction's rollback forgets the dropped images it may
+ *	 have read.
  * - Changes are computed between two images: columns matched by attnum,
  *	 constraints and indexes by name, a renamed one by its OID.  An index
  *	 that implements a constraint comes and goes with its constraint and
  *	 has no change of its own.
  *
- * Floor: engine (capture's helper): called by capture.c, and by the server
- * through the object access hook ddl_notify.c installs; calls only the
- * ground (common.c: the relation OIDs, DdlnTryQuietly).
+ * Floor: engine (capture's helper): called by capture.c, and by ddl_notify.c
+ * (_PG_init installs the object access hook, which the server calls);
+ * calls common.c only.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -72,6 +76,7 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
@@ -105,6 +110,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -345,10 +351,6 @@ DdlnConstraintTypeName(char contype)
 }
 
 /*
- * The image of relation "relid" as the catalogs say now, or NULL when it is
- * not a relation of the kinds that have images (or does not exist).
- */
-/*
  * pg_get_viewdef() of img's view into img->definition (NULL if it says
  * NULL).  Through DdlnTryQuietly: an error here never reaches the user's
  * statement.  ruleutils reads the view's rule with SPI under the active
@@ -414,29 +416,76 @@ DdlnImageReadKind(DdlnImage *img, bool dropped)
 	}
 }
 
-static DdlnImage *
-DdlnImageRead(Oid relid, bool dropped)
+/*
+ * May the definitions of "like" (an image of the same relation read earlier
+ * in the command) stand for those of a constraint or index with the same
+ * OID and name now?  Yes while nothing they print changed: the relation's
+ * name and schema and the names of its columns.  (A constraint or index
+ * whose own definition changes is rebuilt under another OID.)
+ */
+static bool
+DdlnImageMayReuse(const DdlnImage *like, const DdlnImage *img)
 {
-	HeapTuple	tup;
-	Form_pg_class cls;
+	int			j = 0;
+
+	if (like == NULL || like->relid != img->relid ||
+		strcmp(like->name, img->name) != 0 || strcmp(like->schema, img->schema) != 0)
+		return false;
+	for (int i = 0; i < like->ncolumns; i++)
+	{
+		while (j < img->ncolumns && img->columns[j].attnum < like->columns[i].attnum)
+			j++;
+		if (j < img->ncolumns && img->columns[j].attnum == like->columns[i].attnum &&
+			strcmp(img->columns[j].name, like->columns[i].name) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The definition of "oid" named "name" in "parts" of an earlier image, or NULL. */
+static char *
+DdlnReusedDefinition(const DdlnImgPart *parts, int n, Oid oid, const char *name)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (parts[i].oid == oid && strcmp(parts[i].name, name) == 0)
+			return parts[i].definition;
+	}
+	return NULL;
+}
+
+/*
+ * The image of relation "relid" as the catalogs say now, or NULL when it is
+ * not a relation of the kinds that have images (or does not exist).  The
+ * columns, defaults and index list come from the relation cache (the
+ * command that touched the relation built its entry already), constraints
+ * from pg_constraint.  "like", an image of the same relation read earlier in
+ * the command, or NULL: the definitions of its unchanged constraints and
+ * indexes are taken from it instead of printed again.  "dropped": read for
+ * a drop's pre-image (no view query, DdlnImageReadKind).
+ */
+static DdlnImage *
+DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
+{
+	Relation	rel;
+	TupleDesc	desc;
 	DdlnImage  *img;
 	Relation	catrel;
-	ScanKeyData key[2];
+	ScanKeyData key;
 	SysScanDesc scan;
+	HeapTuple	tup;
 	char	  **defaults;
-	int			natts;
 	int			allocated;
 	int			nestlevel;
+	bool		reuse;
+	List	   *indexes;
+	ListCell   *lc;
+	Oid			replident_index = InvalidOid;
 
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tup))
+	if (!DdlnImageKind(get_rel_relkind(relid)))
 		return NULL;
-	cls = (Form_pg_class) GETSTRUCT(tup);
-	if (!DdlnImageKind(cls->relkind))
-	{
-		ReleaseSysCache(tup);
-		return NULL;
-	}
+	rel = relation_open(relid, AccessShareLock);
+	desc = RelationGetDescr(rel);
 
 	/*
 	 * Names as pg_dump prints them: qualified unless in pg_catalog, whatever
@@ -448,48 +497,35 @@ DdlnImageRead(Oid relid, bool dropped)
 
 	img = palloc0(sizeof(DdlnImage));
 	img->relid = relid;
-	img->schema = get_namespace_name_or_temp(cls->relnamespace);
-	img->name = pstrdup(NameStr(cls->relname));
-	img->relkind = cls->relkind;
-	img->replident = cls->relreplident;
-	natts = cls->relnatts;
-	ReleaseSysCache(tup);
+	img->schema = get_namespace_name_or_temp(RelationGetNamespace(rel));
+	img->name = pstrdup(RelationGetRelationName(rel));
+	img->relkind = rel->rd_rel->relkind;
+	img->replident = rel->rd_rel->relreplident;
 
 	/* defaults and generated expressions, by attnum */
-	defaults = palloc0(sizeof(char *) * (natts + 1));
-	catrel = table_open(AttrDefaultRelationId, AccessShareLock);
-	ScanKeyInit(&key[0], Anum_pg_attrdef_adrelid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(catrel, AttrDefaultIndexId, true, NULL, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	defaults = palloc0(sizeof(char *) * (desc->natts + 1));
+	if (desc->constr)
 	{
-		Form_pg_attrdef ad = (Form_pg_attrdef) GETSTRUCT(tup);
-		bool		isnull;
-		Datum		adbin = heap_getattr(tup, Anum_pg_attrdef_adbin,
-										 RelationGetDescr(catrel), &isnull);
+		for (int i = 0; i < desc->constr->num_defval; i++)
+		{
+			AttrDefault *ad = &desc->constr->defval[i];
 
-		if (isnull || ad->adnum < 1 || ad->adnum > natts)
-			continue;
-		defaults[ad->adnum] =
-			DdlnTextResult(DirectFunctionCall2(pg_get_expr, adbin, ObjectIdGetDatum(relid)));
+			if (ad->adnum < 1 || ad->adnum > desc->natts || ad->adbin == NULL)
+				continue;
+			defaults[ad->adnum] =
+				DdlnTextResult(DirectFunctionCall2(pg_get_expr, CStringGetTextDatum(ad->adbin),
+												   ObjectIdGetDatum(relid)));
+		}
 	}
-	systable_endscan(scan);
-	table_close(catrel, AccessShareLock);
 
 	/* columns, in attnum order, dropped ones left out */
-	img->columns = palloc0(sizeof(DdlnImgColumn) * Max(natts, 1));
-	catrel = table_open(AttributeRelationId, AccessShareLock);
-	ScanKeyInit(&key[0], Anum_pg_attribute_attrelid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	ScanKeyInit(&key[1], Anum_pg_attribute_attnum, BTGreaterStrategyNumber, F_INT2GT,
-				Int16GetDatum(0));
-	scan = systable_beginscan(catrel, AttributeRelidNumIndexId, true, NULL, 2, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	img->columns = palloc0(sizeof(DdlnImgColumn) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
 	{
-		Form_pg_attribute att = (Form_pg_attribute) GETSTRUCT(tup);
+		Form_pg_attribute att = TupleDescAttr(desc, i);
 		DdlnImgColumn *col;
 
-		if (att->attisdropped || att->attnum > natts)
+		if (att->attisdropped)
 			continue;
 		col = &img->columns[img->ncolumns++];
 		col->name = pstrdup(NameStr(att->attname));
@@ -505,16 +541,15 @@ DdlnImageRead(Oid relid, bool dropped)
 		else
 			col->def = defaults[att->attnum];
 	}
-	systable_endscan(scan);
-	table_close(catrel, AccessShareLock);
+	reuse = DdlnImageMayReuse(like, img);
 
 	/* constraints, by name */
 	allocated = 4;
 	img->constraints = palloc(sizeof(DdlnImgPart) * allocated);
 	catrel = table_open(ConstraintRelationId, AccessShareLock);
-	ScanKeyInit(&key[0], Anum_pg_constraint_conrelid, BTEqualStrategyNumber, F_OIDEQ,
+	ScanKeyInit(&key, Anum_pg_constraint_conrelid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(catrel, ConstraintRelidTypidNameIndexId, true, NULL, 1, key);
+	scan = systable_beginscan(catrel, ConstraintRelidTypidNameIndexId, true, NULL, 1, &key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
@@ -535,53 +570,53 @@ DdlnImageRead(Oid relid, bool dropped)
 		part->type = type;
 		if (con->contype != CONSTRAINT_FOREIGN)
 			part->indexid = con->conindid;
-		part->definition =
-			DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
+		if (reuse)
+			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints,
+													part->oid, part->name);
+		if (part->definition == NULL)
+			part->definition =
+				DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
 	}
 	systable_endscan(scan);
 	table_close(catrel, AccessShareLock);
 	qsort(img->constraints, img->nconstraints, sizeof(DdlnImgPart), DdlnPartCmp);
 
 	/* indexes, by name, and the replica identity's */
-	allocated = 4;
-	img->indexes = palloc(sizeof(DdlnImgPart) * allocated);
-	catrel = table_open(IndexRelationId, AccessShareLock);
-	ScanKeyInit(&key[0], Anum_pg_index_indrelid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(catrel, IndexIndrelidIndexId, true, NULL, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	if (img->replident == REPLICA_IDENTITY_INDEX)
+		replident_index = RelationGetReplicaIndex(rel);
+	indexes = RelationGetIndexList(rel);
+	img->indexes = palloc(sizeof(DdlnImgPart) * Max(list_length(indexes), 1));
+	foreach(lc, indexes)
 	{
-		Form_pg_index ind = (Form_pg_index) GETSTRUCT(tup);
+		Oid			indexid = lfirst_oid(lc);
 		DdlnImgPart *part;
-		char	   *name = get_rel_name(ind->indexrelid);
+		char	   *name = get_rel_name(indexid);
 
 		if (name == NULL)
 			continue;
-		if (img->nindexes == allocated)
-		{
-			allocated *= 2;
-			img->indexes = repalloc(img->indexes, sizeof(DdlnImgPart) * allocated);
-		}
 		part = &img->indexes[img->nindexes++];
 		memset(part, 0, sizeof(*part));
-		part->oid = ind->indexrelid;
+		part->oid = indexid;
 		part->name = name;
-		part->definition =
-			DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(ind->indexrelid)));
+		if (reuse)
+			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes,
+													indexid, name);
+		if (part->definition == NULL)
+			part->definition =
+				DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(indexid)));
 		for (int i = 0; i < img->nconstraints; i++)
 		{
-			if (img->constraints[i].indexid == ind->indexrelid)
+			if (img->constraints[i].indexid == indexid)
 				part->constraint = img->constraints[i].name;
 		}
-		if (ind->indisreplident)
+		if (indexid == replident_index)
 			img->replident_index = name;
 	}
-	systable_endscan(scan);
-	table_close(catrel, AccessShareLock);
 	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
 
 	DdlnImageReadKind(img, dropped);
 	AtEOXact_GUC(true, nestlevel);
+	relation_close(rel, AccessShareLock);
 	return img;
 }
 
@@ -610,19 +645,24 @@ DdlnReplIdentName(char ri)
 	return "default";
 }
 
+/*
+ * The keys of each object are pushed in the order jsonb keeps them
+ * (shorter first, then bytewise), so that its sort of the keys finds them
+ * sorted already.
+ */
 static void
 DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col)
 {
 	DdlnImgToken(st, WJB_BEGIN_OBJECT);
 	DdlnImgPair(st, "name", col->name);
+	DdlnImgPair(st, "type", col->type);
 	DdlnImgKey(st, "attnum");
 	DdlnImgInt(st, col->attnum);
-	DdlnImgPair(st, "type", col->type);
-	DdlnImgPair(st, "collation", col->collation);
-	DdlnImgKey(st, "not_null");
-	DdlnImgBool(st, col->not_null);
 	DdlnImgPair(st, "default", col->def);
 	DdlnImgPair(st, "identity", DdlnIdentityName(col->identity));
+	DdlnImgKey(st, "not_null");
+	DdlnImgBool(st, col->not_null);
+	DdlnImgPair(st, "collation", col->collation);
 	DdlnImgPair(st, "generated", col->generated);
 	DdlnImgToken(st, WJB_END_OBJECT);
 }
@@ -642,8 +682,8 @@ DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind)
 {
 	DdlnImgToken(st, WJB_BEGIN_OBJECT);
 	DdlnImgPair(st, "name", ind->name);
-	DdlnImgPair(st, "definition", ind->definition);
 	DdlnImgPair(st, "constraint", ind->constraint);
+	DdlnImgPair(st, "definition", ind->definition);
 	DdlnImgToken(st, WJB_END_OBJECT);
 }
 
@@ -652,23 +692,23 @@ static void
 DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 {
 	DdlnImgToken(st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(st, "schema", img->schema);
-	DdlnImgPair(st, "name", img->name);
 	DdlnImgPair(st, "kind", DdlnImageKindName(img->relkind));
+	DdlnImgPair(st, "name", img->name);
+	DdlnImgPair(st, "schema", img->schema);
 	DdlnImgKey(st, "columns");
 	DdlnImgToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < img->ncolumns; i++)
 		DdlnImgPushColumn(st, &img->columns[i]);
 	DdlnImgToken(st, WJB_END_ARRAY);
-	DdlnImgKey(st, "constraints");
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
-	for (int i = 0; i < img->nconstraints; i++)
-		DdlnImgPushConstraint(st, &img->constraints[i]);
-	DdlnImgToken(st, WJB_END_ARRAY);
 	DdlnImgKey(st, "indexes");
 	DdlnImgToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < img->nindexes; i++)
 		DdlnImgPushIndex(st, &img->indexes[i]);
+	DdlnImgToken(st, WJB_END_ARRAY);
+	DdlnImgKey(st, "constraints");
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < img->nconstraints; i++)
+		DdlnImgPushConstraint(st, &img->constraints[i]);
 	DdlnImgToken(st, WJB_END_ARRAY);
 	DdlnImgPair(st, "replica_identity", DdlnReplIdentName(img->replident));
 	DdlnImgPair(st, "replica_identity_index", img->replident_index);
@@ -953,12 +993,17 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			/* a command whose sql_drop did not run: close the file, no leak warning */
+			DdlnImageForgetDropped();
+			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
-			/* the contexts go with TopTransactionContext, the file with the resource owner */
+			/* the contexts go with TopTransactionContext, the file with its resource owner */
 			pending_cxt = NULL;
 			pending = NIL;
 			given = NIL;
@@ -974,25 +1019,42 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * A subtransaction rolled back: the images of dropped relations it read are
+ * of drops that did not happen; forget them (the file belongs to the
+ * transaction's resource owner and is still open).
+ */
+static void
+DdlnImageSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		DdlnImageForgetDropped();
+}
+
 static void
 DdlnImageRegisterCallback(void)
 {
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(DdlnImageXactCallback, NULL);
+		RegisterSubXactCallback(DdlnImageSubXactCallback, NULL);
 		xact_callback_registered = true;
 	}
 }
 
 /* ---------- "before" at ddl_command_start ---------- */
 
-/* A relation capture leaves out: the extension's own, or temporary ones. */
+/*
+ * A relation capture leaves out: the extension's own (in its schema, as
+ * capture.c judges objects), or a temporary one.
+ */
 static bool
 DdlnImageSkipped(Oid relid)
 {
-	const DdlnRelids *relids = DdlnGetRelids(true);
+	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
 
-	if (relids == NULL || get_rel_namespace(relid) == relids->nsp)
+	if (nspname == NULL || strcmp(nspname, DDLN_SCHEMA_NAME) == 0)
 		return true;
 	return !ddln_capture_temp && get_rel_persistence(relid) == RELPERSISTENCE_TEMP;
 }
@@ -1050,7 +1112,7 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index)
 		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
 											ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(pending_cxt);
-	img = DdlnImageRead(relid, false);
+	img = DdlnImageRead(relid, NULL, false);
 	if (img)
 		pending = lappend(pending, img);
 	MemoryContextSwitchTo(old);
@@ -1158,8 +1220,7 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 		!(classid == RelationRelationId && relid == objid && objsubid == 0 &&
 		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)))
 		return NULL;
-	if (DdlnImageSkipped(relid))
-		return NULL;
+	/* (capture left out the rows of the extension's own and temporary objects) */
 
 	DdlnImageRegisterCallback();
 	if (pending_cxt == NULL)
@@ -1168,7 +1229,7 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 	old = MemoryContextSwitchTo(pending_cxt);
 	given = lappend_oid(given, relid);
 	MemoryContextSwitchTo(old);
-	return DdlnImageDetails(before, DdlnImageRead(relid, false));
+	return DdlnImageDetails(before, DdlnImageRead(relid, before, false));
 }
 
 /* ddl_command_end is done with the images of its command. */
@@ -1269,8 +1330,12 @@ DdlnImageKeepDropped(DdlnDroppedEnt *ent, Jsonb *jb)
 	if (dropped_file == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(dropped_cxt);
+		ResourceOwner owner = CurrentResourceOwner;
 
+		/* the transaction's, not a subtransaction's: closed by us only */
+		CurrentResourceOwner = TopTransactionResourceOwner;
 		dropped_file = BufFileCreateTemp(false);
+		CurrentResourceOwner = owner;
 		MemoryContextSwitchTo(old);
 	}
 	if (BufFileSeek(dropped_file, dropped_end_fileno, dropped_end_offset, SEEK_SET) != 0)
@@ -1314,13 +1379,15 @@ DdlnImageObjectAccess(ObjectAccessType access, Oid classId, Oid objectId,
 		return;
 	if (dropped && hash_search(dropped, &relid, HASH_FIND, NULL) != NULL)
 		return;
-	if (DdlnGetRelids(true) == NULL)
-		return;
 
 	DdlnImageRegisterCallback();
 	if (dropped_cxt == NULL)
 	{
 		HASHCTL		ctl;
+
+		/* once per command: is ddl_notify in this database? */
+		if (DdlnGetRelids(true) == NULL)
+			return;
 
 		dropped_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify dropped images",
 											ALLOCSET_DEFAULT_SIZES);
@@ -1340,7 +1407,7 @@ DdlnImageObjectAccess(ObjectAccessType access, Oid classId, Oid objectId,
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify image",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);
-	img = DdlnImageRead(relid, true);
+	img = DdlnImageRead(relid, NULL, true);
 	if (img)
 	{
 		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;

@@ -25,14 +25,17 @@
 # Rules: prints figures, never fails for a missed goal; non-zero exit only
 # when the benchmark could not run.
 #
-# Environment: DROP_TABLES (default "8000 32000"), BENCH_KEEP=1 keeps the
-# temp directory.
+# Environment: DROP_TABLES (default "8000 32000"), DROP_MEMORY_RESULTS (a file
+# that gets one line per size and configuration: tables, off|on, kB per
+# dropped object; test/bench/run.sh reads it), BENCH_KEEP=1 keeps the temp
+# directory.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 read -r -a SIZES <<<"${DROP_TABLES:-8000 32000}"
 CONFIGS=(none plpgsql off on)
+RESULTS=${DROP_MEMORY_RESULTS:-/dev/null}
 OBJECTS_PER_TABLE=8
 
 # private_kb PID: the process's anonymous memory (RssAnon: its heap, not the
@@ -114,7 +117,9 @@ for n in "${SIZES[@]}"; do
 	for config in off on; do
 		per=$(awk -v a="${growth[$config]}" -v b="${growth[plpgsql]}" -v n="$n" -v k="$OBJECTS_PER_TABLE" \
 			'BEGIN { printf "%.2f", (a - b) / (n * k) }')
-		echo "   $n tables: ddl_notify ($config) own memory per dropped object: $per kB (goal <= 2 kB): $(verdict "$per" '<=' 2)"
+		echo "   $n tables: ddl_notify ($config) own memory per dropped object: $per kB (goal <= 2 kB): $(verdict "$per" '<=' 2);" \
+			"per dropped table $(awk -v p="$per" -v k="$OBJECTS_PER_TABLE" 'BEGIN { printf "%.1f", p * k }') kB"
+		printf '%s\t%s\t%s\n' "$n" "$config" "$per" >>"$RESULTS"
 	done
 	unset growth
 	q D postgres "DROP DATABASE tmpl_$n" >/dev/null

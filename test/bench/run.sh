@@ -27,6 +27,9 @@
 #      here as root when it is missing; skipped with the reason otherwise).
 #   7. memory on hostile DDL: the worker's peak private memory while it
 #      delivers a backlog of 1 GB of statement text (test/bench/big_text.sh).
+#   8. memory of DROP SCHEMA ... CASCADE of 8,000 and 32,000 tables: the
+#      dropping backend's, ddl_notify against a minimal PL/pgSQL sql_drop
+#      trigger, per dropped object (test/bench/drop_memory.sh).
 #
 # Rules:
 # - Prints figures; never fails for a missed goal.  Exit status non-zero only
@@ -832,6 +835,12 @@ max_locks_per_transaction = 256"
 		bash "$BENCH_DIR/big_text.sh"
 	awk -F '\t' '{ printf "7. worker peak private memory, backlog %s (MB)\t%s (VmHWM %s)\t<= 100\t%s\n", $1 == "a" ? "capped" : "uncapped", $2, $3, $2 <= 100 ? "met" : "NOT met" }' \
 		"$BENCH_TMP/big_text.tsv" >>"$SUMMARY"
+
+	section "8. DROP SCHEMA ... CASCADE memory, ddl_notify against a minimal sql_drop trigger (test/bench/drop_memory.sh)"
+	DROP_MEMORY_RESULTS=$BENCH_TMP/drop_memory.tsv DROP_TABLES=$([[ $QUICK == 1 ]] && echo 8000 || echo "8000 32000") \
+		bash "$BENCH_DIR/drop_memory.sh"
+	awk -F '\t' '{ printf "8. DROP SCHEMA of %s tables: ddl_notify (capture_changes %s) own memory per dropped object (kB)\t%s\t<= 2\t%s\n", $1, $2, $3, $3 <= 2 ? "met" : "NOT met" }' \
+		"$BENCH_TMP/drop_memory.tsv" >>"$SUMMARY"
 
 	print_summary
 }
