@@ -467,6 +467,16 @@ sub statement
 		return undef if $second =~ /^RENAME/;
 		return "ALTER $k $t ADD COLUMN $d, $second";
 	}
+	if ($r < 89)
+	{
+		# generated columns: one added, or one made plain (DROP EXPRESSION)
+		my @g = grep { $_->{g} } @{ $rel->{cols} };
+		return "ALTER $k $t ALTER COLUMN " . qi($self->pick(@g)->{n}) . ' DROP EXPRESSION' if @g;
+		my @ints = grep { $_->{t} =~ /^(integer|bigint|smallint)$/ && !$_->{g} } @{ $rel->{cols} };
+		return undef unless @ints;
+		return "ALTER $k $t ADD COLUMN " . qi($self->name('g')) . ' bigint GENERATED ALWAYS AS ('
+		  . qi($self->pick(@ints)->{n}) . ' + 1) STORED';
+	}
 	return $self->view($st) if $r < 93;
 	return "DROP $k $t" . ($self->chance(50) ? ' CASCADE' : '') if $r < 97;
 	return 'DROP SCHEMA ' . qi($self->pick(@{ $st->{schemas} })) . ' CASCADE' if $r < 98 && @{ $st->{schemas} } > 2;
