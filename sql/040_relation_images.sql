@@ -23,7 +23,10 @@
 -- Only the rows a block produced are shown: "last" is the highest id before
 -- the block (\gset).  OIDs never appear in the payload.
 --
+-- (quiet: whether it is there already depends on the files run before)
+SET client_min_messages = error;
 CREATE EXTENSION IF NOT EXISTS ddl_notify;
+RESET client_min_messages;
 
 -- the changes of the events since a mark, in id order (a temporary function: not recorded)
 CREATE FUNCTION pg_temp.ch(since bigint)
@@ -106,6 +109,21 @@ SELECT * FROM pg_temp.ops(:last);
 -- index definitions follow the table's new name: no index change
 SELECT details->'after'->'indexes'->0->>'definition' AS index_after
 FROM ddl_notify.event WHERE id > :last ORDER BY id DESC LIMIT 1;
+
+-- index definitions follow a renamed function and a renamed column (after reuses
+-- what before printed only while nothing it prints changed)
+CREATE FUNCTION img_f(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 + 1';
+CREATE TABLE img_fx (a int);
+CREATE INDEX img_fx_f ON img_fx (img_f(a));
+ALTER FUNCTION img_f(int) RENAME TO img_g;
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+ALTER TABLE img_fx ADD COLUMN b int;
+ALTER TABLE img_fx RENAME COLUMN a TO c;
+SELECT details->'before'->'indexes'->0->>'definition' AS index_before,
+	   details->'after'->'indexes'->0->>'definition' AS index_after
+FROM ddl_notify.event WHERE id > :last ORDER BY id;
+DROP TABLE img_fx;
+DROP FUNCTION img_g(int);
 
 --
 -- 4. views, materialized views, foreign tables, partitioned tables

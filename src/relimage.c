@@ -14,8 +14,10 @@
  * pre-image), a partition key (pg_get_partkeydef), a foreign table's
  * server and options.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
- * qualified, as pg_dump prints it, whatever the DDL's search_path.  It is read with catalog scans and the syscache, never
- * by opening the relation (no relcache entry is built for it).
+ * qualified, as pg_dump prints it, whatever the DDL's search_path.  The
+ * columns, defaults and index list come from the relation cache (the
+ * command that touched the relation built its entry already, and a DROP
+ * builds it to drop the relation), the constraints from pg_constraint.
  *
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs: no image is
@@ -37,8 +39,8 @@
  *	 OWNED, ALTER TABLE ... DROP COLUMN CASCADE) is read by the object
  *	 access hook (DdlnImageObjectAccess): PostgreSQL calls it with OAT_DROP
  *	 right before it deletes each object, and deletes what depends on a
- *	 relation (its indexes, constraints, defaults, rules, row type,
- *	 columns) before the relation.  So at the first deletion of anything of
+ *	 relation (its indexes, constraints, defaults, rules, columns) before
+ *	 the relation.  So at the first deletion of anything of
  *	 a relation, the relation is still whole: its image is read then.  This
  *	 is way (a) of the two ways one could do it (images read before the
  *	 deletions, kept for sql_drop), made exact: only relations that are
@@ -110,9 +112,9 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/resowner.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -1175,9 +1177,12 @@ DdlnImageCommandStart(Node *parsetree)
 			{
 				IndexStmt  *stmt = (IndexStmt *) parsetree;
 
-				/* the lock DefineIndex takes on the table */
-				DdlnImageRemember(stmt->relation,
-								  stmt->concurrent ? ShareUpdateExclusiveLock : ShareLock, false);
+				/*
+				 * the lock DefineIndex takes on the table; not CONCURRENTLY,
+				 * which commits inside: no image would survive to its end
+				 */
+				if (!stmt->concurrent)
+					DdlnImageRemember(stmt->relation, ShareLock, false);
 				break;
 			}
 		case T_ViewStmt:

@@ -28,11 +28,12 @@
 #   the messages add per event.
 # - profiles: the top functions, by exclusive Ir, inside ddl_notify's entry
 #   points only (valgrind --collect-atstart=no --toggle-collect=...):
-#   capture_ddl_command_end, capture_sql_drop, capture_table_rewrite,
-#   ddl_notify_capture_ddl_command_start, the object access hook that reads
-#   dropped relations' images (DdlnImageObjectAccess) and the commit callback DdlnXactCallback for the capture path; deliver (the CALL)
-#   for the delivery path (the commit callback inside it is left out: it
-#   toggles collection off while it runs).
+#   ddl_notify_capture_ddl_command_start, ddl_notify_capture_ddl_command_end,
+#   ddl_notify_capture_sql_drop, ddl_notify_capture_table_rewrite, the object
+#   access hook that reads dropped relations' images (DdlnImageObjectAccess)
+#   and the commit callback DdlnXactCallback for the capture path;
+#   ddl_notify_deliver (the CALL) for the delivery path (the commit callback
+#   inside it is left out: it toggles collection off while it runs).
 #
 # Rules: as run.sh (test/bench/lib.sh): a throwaway cluster as the postgres
 # OS user, unix socket only, removed on exit.  The setup and the backlogs are
@@ -230,9 +231,10 @@ awk -v none="${GIR[none]}" -v off="${GIR[ddln]}" -v on="${GIR[ddlnw]}" -v rows="
 		on - off, (on - off) * 100 / none, (on - off) * 100 / (off - none), rows, (on - off) / rows }'
 
 printf '\n== run 2: only inside ddl_notify entry points\n'
-vg_start --collect-atstart=no --toggle-collect=capture_ddl_command_end --toggle-collect=capture_sql_drop \
+vg_start --collect-atstart=no --toggle-collect=ddl_notify_capture_ddl_command_end \
+	--toggle-collect=ddl_notify_capture_sql_drop --toggle-collect=ddl_notify_capture_table_rewrite \
 	--toggle-collect=ddl_notify_capture_ddl_command_start --toggle-collect=DdlnImageObjectAccess \
-	--toggle-collect=capture_table_rewrite --toggle-collect=DdlnXactCallback --toggle-collect=deliver
+	--toggle-collect=DdlnXactCallback --toggle-collect=ddl_notify_deliver
 P1=$(session ddln "$BENCH_TMP/ddl.$N2.sql")
 P2=$(session drain2 "CALL ddl_notify.deliver()")
 vg_stop
