@@ -29,10 +29,11 @@
  *	 here).  Version 2 (the default) is nothing more: the shape of a
  *	 relation before and after the command, and the changes between them,
  *	 are in the row's details, where capture put them.  Version 1, kept for
- *	 the consumers written for it, adds for DDL on an ordinary or
- *	 partitioned table (CREATE TABLE [AS], SELECT INTO, ALTER TABLE, a table
- *	 rewrite) "table": its columns after the command and its replica
- *	 identity, read from the catalogs as the DDL left them.  A change to
+ *	 the consumers written for it, is 0.1.0's message: the details without
+ *	 those images (null if nothing else is left), and for DDL on an
+ *	 ordinary or partitioned table (CREATE TABLE [AS], SELECT INTO, ALTER
+ *	 TABLE, a table rewrite) "table": its columns after the command and its
+ *	 replica identity, read from the catalogs as the DDL left them.  A change to
  *	 the format that a consumer could trip on makes a new version; the old
  *	 one stays available through the setting.
  * - It runs no SQL and takes no lock on the user's table.  Version 2 reads
@@ -189,6 +190,39 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 			}
 			break;
 	}
+}
+
+/*
+ * Version 1's details: the row's, without the relation images ("before",
+ * "after", "changes"), which version 1 never had; null if nothing else is
+ * left, as 0.1.0 wrote it.
+ */
+static void
+DdlnWalDetailsV1(StringInfo buf, Datum details)
+{
+	static const char *const images[] = {"before", "after", "changes"};
+	Datum		d = details;
+	bool		had = false;
+	Jsonb	   *jb;
+
+	if (JB_ROOT_IS_OBJECT(DatumGetJsonbP(d)))
+	{
+		for (size_t k = 0; k < lengthof(images); k++)
+		{
+			Datum		key = CStringGetTextDatum(images[k]);
+
+			if (DatumGetBool(DirectFunctionCall2(jsonb_exists, d, key)))
+			{
+				d = DirectFunctionCall2(jsonb_delete, d, key);
+				had = true;
+			}
+		}
+	}
+	jb = DatumGetJsonbP(d);
+	if (had && JB_ROOT_COUNT(jb) == 0)
+		appendStringInfoString(buf, "null");
+	else
+		(void) JsonbToCString(buf, &jb->root, VARSIZE(jb));
 }
 
 /* Is column col of the row the text s? */
@@ -411,6 +445,8 @@ DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls)
 		appendStringInfoChar(&buf, ':');
 		if (nulls[i])
 			appendStringInfoString(&buf, "null");
+		else if (i == DDLN_EV_DETAILS && ddln_wal_message_version == 1)
+			DdlnWalDetailsV1(&buf, values[i]);
 		else
 			DdlnWalValue(&buf, att->atttypid, values[i]);
 	}

@@ -27,8 +27,9 @@
 #     prepared transaction (then COMMIT/ROLLBACK PREPARED); an ordinary slot
 #     gets it at COMMIT PREPARED and never for ROLLBACK PREPARED.
 # G15 content (version 1): every message is the recorded event, "v": 1
-#     and every column of ddl_notify.event equal to to_jsonb() of its row,
-#     one message per event row; table DDL (CREATE TABLE [AS], ALTER TABLE,
+#     and every column of ddl_notify.event equal to to_jsonb() of its row
+#     (details without the relation images, as 0.1.0 wrote them), one
+#     message per event row; table DDL (CREATE TABLE [AS], ALTER TABLE,
 #     RENAME, SET SCHEMA, a rewrite) carries the columns after the command
 #     (name, format_type, not null, position, dropped) and the replica
 #     identity with its columns; drops carry the dropped object's identity;
@@ -45,7 +46,8 @@
 #     default): "v": 2 and exactly to_jsonb() of the event row, details
 #     included (the relation images), no "table" key.
 #     Catches: the version setting ignored (either way), a default other
-#     than 2, "table" still added to (or missing from) its version.
+#     than 2, "table" still added to (or missing from) its version, the
+#     images left in version 1's details.
 # G15 the switch off in a session (SET) stops the messages there.
 
 use strict;
@@ -396,10 +398,15 @@ my $msgs = q{
 is( $node->safe_psql(
 		'app', qq{
 SELECT count(*), count(e.id),
-       count(*) FILTER (WHERE (m->'v') = '1' AND m - 'v' - 'table' = to_jsonb(e))
+       count(*) FILTER (WHERE (m->'v') = '1' AND m - 'v' - 'table' = to_jsonb(e) || jsonb_build_object('details',
+         CASE WHEN e.details ?| '{before,after,changes}' THEN nullif(e.details - '{before,after,changes}'::text[], '{}')
+              ELSE e.details END)),
+       count(*) FILTER (WHERE m->'details' ?| '{before,after,changes}'),
+       count(*) FILTER (WHERE e.details ?| '{before,after,changes}') > 0
 FROM ($msgs) x LEFT JOIN ddl_notify.event e ON e.id = (m->>'id')::bigint}),
-	"$events|$events|$events",
-	"G15: one message per recorded event ($events), each \"v\": 1 and to_jsonb() of its event row");
+	"$events|$events|$events|0|t",
+	"G15: one message per recorded event ($events), each \"v\": 1 and to_jsonb() of its event row, "
+	  . 'the relation images of its details left out (0.1.0 had none)');
 
 is( $node->safe_psql(
 		'app', qq{
