@@ -127,6 +127,14 @@ def options_sql(option):
     return '%s %s' % (ident(name), literal(value))
 
 
+class IfMissing:
+    """A statement to run only if the constraint or index it makes is not
+    there yet (a partition gets its parent's at CREATE)."""
+
+    def __init__(self, what, schema, table, name, sql):
+        self.what, self.schema, self.table, self.name, self.sql = what, schema, table, name, sql
+
+
 def create_sql(image):
     """CREATE statements that make the relation of an "after" image."""
     kind = image['kind']
@@ -138,6 +146,21 @@ def create_sql(image):
         stmts.append('CREATE %s %s AS %s%s' % (
             KIND_SQL[kind], rel, image['definition'].rstrip().rstrip(';'),
             ' WITH NO DATA' if kind == 'materialized view' else ''))
+    elif image.get('partition_of'):
+        # a partition: its columns, their defaults and NOT NULL, and the
+        # partitioned table's constraints and indexes come from its parent;
+        # what it has of its own is added by name below
+        parent = image['partition_of']
+        stmts.append('CREATE %s %s PARTITION OF %s %s' % (
+            'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
+            qname(parent['schema'], parent['name']), image['partition_bound']))
+        if kind == 'partitioned table':
+            stmts[-1] += ' PARTITION BY ' + image['partition_key']
+        stmts += [IfMissing('constraint', image['schema'], image['name'], c['name'],
+                            'ALTER TABLE %s ADD CONSTRAINT %s %s' % (rel, ident(c['name']), c['definition']))
+                  for c in image.get('constraints', [])]
+        stmts += [IfMissing('index', image['schema'], image['name'], i['name'], i['definition'])
+                  for i in image.get('indexes', []) if not i.get('constraint')]
     else:
         elems = [column_sql(c) for c in image.get('columns', [])]
         elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
@@ -156,9 +179,10 @@ def create_sql(image):
             if image.get('options'):
                 stmt += ' OPTIONS (%s)' % ', '.join(options_sql(o) for o in image['options'])
         stmts.append(stmt)
-    # indexes a constraint did not make
-    stmts += [i['definition'] for i in image.get('indexes', [])
-              if not i.get('constraint')]
+    if not image.get('partition_of'):
+        # indexes a constraint did not make
+        stmts += [i['definition'] for i in image.get('indexes', [])
+                  if not i.get('constraint')]
     ri = replica_identity_sql(image)
     if ri is not None and ri != 'REPLICA IDENTITY DEFAULT' and kind in ('table', 'partitioned table'):
         stmts.append('ALTER %s %s %s' % (KIND_SQL[kind], rel, ri))
@@ -428,10 +452,17 @@ class Applier:
         elif changes is not None and before is not None:
             self.apply_changes(before, after, changes)
         elif after is not None and before is None and otype in KIND_SQL:
-            key = 'create ' + after['kind']
+            key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
             self.counts[key] = self.counts.get(key, 0) + 1
             for stmt in create_sql(after):
-                self.run(stmt)
+                if isinstance(stmt, IfMissing):
+                    there = (self.constraint_exists(stmt.schema, stmt.table, stmt.name)
+                             if stmt.what == 'constraint'
+                             else self.relation_exists(stmt.schema, stmt.name))
+                    if not there:
+                        self.run(stmt.sql)
+                else:
+                    self.run(stmt)
 
 
 # --- pgoutput ----------------------------------------------------------------

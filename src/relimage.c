@@ -87,6 +87,7 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
+#include "catalog/partition.h"
 #include "catalog/pg_attrdef.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
@@ -162,6 +163,9 @@ typedef struct DdlnImage
 	char	   *partition_key;	/* a partitioned table's PARTITION BY */
 	char	   *server;			/* a foreign table's server */
 	List	   *options;		/* and its options, "name=value" strings */
+	char	   *parent_schema;	/* a partition's partitioned table */
+	char	   *parent_name;
+	char	   *partition_bound;	/* and its FOR VALUES ... or DEFAULT */
 } DdlnImage;
 
 /* "before" images of the running command, read at ddl_command_start */
@@ -382,7 +386,9 @@ DdlnImageViewDef(void *arg)
  * its columns: a view's or materialized view's query (pg_get_viewdef, as
  * pg_dump prints it; not for a dropped one: ruleutils runs SQL, which the
  * object access hook must not), a partitioned table's partition key
- * (pg_get_partkeydef), a foreign table's server and options.
+ * (pg_get_partkeydef), a foreign table's server and options, a
+ * partition's partitioned table and bound (not for a dropped one either:
+ * its pg_inherits row may be gone).
  */
 static void
 DdlnImageReadKind(DdlnImage *img, bool dropped)
@@ -415,6 +421,26 @@ DdlnImageReadKind(DdlnImage *img, bool dropped)
 			break;
 		default:
 			break;
+	}
+
+	/* a partition: its partitioned table and bound (not while it is dropped) */
+	if (!dropped && get_rel_relispartition(img->relid))
+	{
+		Oid			parent = get_partition_parent(img->relid, true);
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(img->relid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			bool		isnull;
+			Datum		bound = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+
+			if (!isnull)
+				img->partition_bound =
+					DdlnTextResult(DirectFunctionCall2(pg_get_expr, bound, ObjectIdGetDatum(img->relid)));
+			ReleaseSysCache(tup);
+		}
+		img->parent_schema = get_namespace_name_or_temp(get_rel_namespace(parent));
+		img->parent_name = get_rel_name(parent);
 	}
 }
 
@@ -718,6 +744,15 @@ DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 		DdlnImgPair(st, "definition", img->definition);
 	if (img->partition_key)
 		DdlnImgPair(st, "partition_key", img->partition_key);
+	if (img->partition_bound && img->parent_name)
+	{
+		DdlnImgKey(st, "partition_of");
+		DdlnImgToken(st, WJB_BEGIN_OBJECT);
+		DdlnImgPair(st, "schema", img->parent_schema);
+		DdlnImgPair(st, "name", img->parent_name);
+		DdlnImgToken(st, WJB_END_OBJECT);
+		DdlnImgPair(st, "partition_bound", img->partition_bound);
+	}
 	if (img->server)
 	{
 		ListCell   *lc;

@@ -190,7 +190,7 @@ for my $kind ('create table', 'drop table', 'drop table constraint',
 	'set collation', 'add constraint',
 	'drop constraint', 'rename constraint', 'add index', 'drop index',
 	'rename index', 'set replica identity', 'rename', 'set schema',
-	'create view', 'create materialized view', 'create partitioned table',
+	'create view', 'create materialized view', 'create partitioned table', 'create partition',
 	'create foreign table', 'set definition', 'drop view', 'drop materialized view',
 	'drop foreign table')
 {

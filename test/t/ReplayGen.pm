@@ -8,7 +8,8 @@
 # CREATE TABLE (every column attribute the relation images carry: types
 # with typmods, collations, NOT NULL, defaults, identity, generated columns,
 # primary key, unique, check and foreign key constraints, names that need
-# quoting), partitioned tables (RANGE, LIST, HASH), foreign tables (server
+# quoting), partitioned tables (RANGE, LIST, HASH) and partitions of
+# those with one integer key column, foreign tables (server
 # replay_srv, which the test makes, with options), CREATE TABLE AS, views
 # (CREATE OR REPLACE VIEW too) and materialized views (their indexes, RENAME,
 # RENAME COLUMN, SET SCHEMA, DROP), ALTER [FOREIGN] TABLE in every way a
@@ -125,6 +126,7 @@ SELECT json_build_object(
              FROM pg_catalog.pg_namespace WHERE nspname LIKE 'rs%'),
  'rels', (SELECT coalesce(json_agg(json_build_object(
      's', n.nspname, 'n', c.relname, 'k', c.relkind, 'ri', c.relreplident,
+     'pk', CASE WHEN c.relkind = 'p' THEN pg_catalog.pg_get_partkeydef(c.oid) END,
      'cols', (SELECT coalesce(json_agg(json_build_object(
                 'n', a.attname, 't', pg_catalog.format_type(a.atttypid, a.atttypmod),
                 'nn', a.attnotnull, 'd', a.atthasdef, 'id', a.attidentity,
@@ -225,6 +227,28 @@ sub create_table
 	{
 		return "CREATE FOREIGN TABLE " . qi($schema) . '.' . qi($name) . ' (' . join(', ', @defs)
 		  . ') SERVER replay_srv' . ($self->chance(60) ? q{ OPTIONS (table_name 'x', "Odd key" 'it''s')} : '');
+	}
+	if ($kind eq 'partitioned' && $self->chance(50))
+	{
+		# a partition of a partitioned table whose key is one integer column
+		my @parents = grep { ($_->{pk} // '') =~ /^(RANGE|LIST|HASH) \(\S+\)$/ } @{ $st->{rels} };
+		if (@parents)
+		{
+			my $p = $self->pick(@parents);
+			my ($how) = $p->{pk} =~ /^(\w+)/;
+			my ($col) = $p->{pk} =~ /\((.*)\)$/;
+			my ($c) = grep { qi($_->{n}) eq $col } @{ $p->{cols} };
+			if ($c && $c->{t} =~ /^(integer|bigint)$/)
+			{
+				my $n = $self->rand_int(20);
+				my $bound =
+				    $self->chance(10) && $how ne 'HASH' ? 'DEFAULT'
+				  : $how eq 'RANGE' ? 'FOR VALUES FROM (' . ($n * 100) . ') TO (' . ($n * 100 + 100) . ')'
+				  : $how eq 'LIST'  ? "FOR VALUES IN ($n, " . ($n + 100) . ')'
+				  :                   'FOR VALUES WITH (MODULUS 4, REMAINDER ' . ($n % 4) . ')';
+				return "$rel PARTITION OF " . qn($p) . " $bound";
+			}
+		}
 	}
 	if ($kind eq 'partitioned')
 	{
