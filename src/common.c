@@ -84,6 +84,7 @@ int			ddln_max_workers = 8;
 int			ddln_poll_interval = 5000;
 int			ddln_stream_interval = 2;
 bool		ddln_wal_messages = false;
+int			ddln_wal_message_version = DDLN_WAL_MESSAGE_VERSION;
 int			ddln_max_query_length = 65536;
 int			ddln_batch_memory = 8192;
 int			ddln_lock_timeout = 1000;

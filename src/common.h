@@ -139,6 +139,7 @@ extern int	ddln_max_workers;
 extern int	ddln_poll_interval;
 extern int	ddln_stream_interval;
 extern bool ddln_wal_messages;
+extern int	ddln_wal_message_version;
 extern int	ddln_max_query_length;
 extern int	ddln_batch_memory;
 extern int	ddln_lock_timeout;
@@ -184,7 +185,7 @@ extern char *DdlnCapQuery(const char *query);
 
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
-#define DDLN_WAL_MESSAGE_VERSION	1	/* "v" of the JSON content */
+#define DDLN_WAL_MESSAGE_VERSION	2	/* the default "v" of the JSON content */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* relimage.c: relation images, "before", "after" and "changes" */
 extern void DdlnImageCommandStart(Node *parsetree);

@@ -123,6 +123,11 @@ _PG_init(void)
 							 "Change-data-capture consumers of logical decoding (pgoutput with messages, test_decoding, wal2json) then see the DDL among the row changes. Needs wal_level = logical.",
 							 &ddln_wal_messages, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.wal_message_version",
+							"Sets the format version of the logical decoding messages ddl_notify.wal_messages writes.",
+							"2 (the default): the event row, whose details carry the relation before and after the command and the changes. 1: the format of ddl_notify 0.1.0, with its \"table\" key, for consumers written for it.",
+							&ddln_wal_message_version, DDLN_WAL_MESSAGE_VERSION, 1, 2,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("ddl_notify.max_query_length",
 							"Sets the longest statement text stored in ddl_notify.event.query, in bytes.",
 							"A longer text is cut at a character boundary and ends with a note saying how much was cut. -1 stores texts whole.",

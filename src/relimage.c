@@ -9,7 +9,10 @@
  * An image is read from the catalogs as PostgreSQL prints them: columns
  * (format_type with typmod; pg_get_expr for defaults and generated
  * expressions), constraints (pg_get_constraintdef), indexes
- * (pg_get_indexdef) and the replica identity, with search_path set to
+ * (pg_get_indexdef) and the replica identity, and what a kind needs to be
+ * created again: a view's query (pg_get_viewdef; not in a drop's
+ * pre-image), a partition key (pg_get_partkeydef), a foreign table's
+ * server and options.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
  * qualified, as pg_dump prints it, whatever the DDL's search_path.  The
  * columns, defaults and index list come from the relation cache (the
@@ -84,6 +87,7 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
+#include "catalog/partition.h"
 #include "catalog/pg_attrdef.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
@@ -93,6 +97,8 @@
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_rewrite.h"
 #include "catalog/pg_type.h"
+#include "foreign/foreign.h"
+#include "commands/defrem.h"
 #include "commands/event_trigger.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
@@ -110,6 +116,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/resowner.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "common.h"
@@ -151,6 +158,14 @@ typedef struct DdlnImage
 	DdlnImgPart *indexes;
 	char		replident;
 	char	   *replident_index;
+	/* what only some kinds have (DdlnImageReadKind), else NULL */
+	char	   *definition;		/* a view's or materialized view's query */
+	char	   *partition_key;	/* a partitioned table's PARTITION BY */
+	char	   *server;			/* a foreign table's server */
+	List	   *options;		/* and its options, "name=value" strings */
+	char	   *parent_schema;	/* a partition's partitioned table */
+	char	   *parent_name;
+	char	   *partition_bound;	/* and its FOR VALUES ... or DEFAULT */
 } DdlnImage;
 
 /* "before" images of the running command, read at ddl_command_start */
@@ -342,9 +357,93 @@ DdlnConstraintTypeName(char contype)
 }
 
 /*
- * The image of relation "relid" as the catalogs say now, or NULL when it is
- * not a relation of the kinds that have images (or does not exist).
+ * pg_get_viewdef() of img's view into img->definition (NULL if it says
+ * NULL).  Through DdlnTryQuietly: an error here never reaches the user's
+ * statement.  ruleutils reads the view's rule with SPI under the active
+ * snapshot, taken before the command made the rule: a copy of it that
+ * sees the command's own changes is pushed for the call.
  */
+static void
+DdlnImageViewDef(void *arg)
+{
+	DdlnImage  *img = (DdlnImage *) arg;
+	LOCAL_FCINFO(fcinfo, 1);
+	Datum		result;
+
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = ObjectIdGetDatum(img->relid);
+	fcinfo->args[0].isnull = false;
+	PushCopiedSnapshot(GetActiveSnapshot());
+	UpdateActiveSnapshotCommandId();
+	result = pg_get_viewdef(fcinfo);
+	PopActiveSnapshot();
+	if (!fcinfo->isnull)
+		img->definition = DdlnTextResult(result);
+}
+
+/*
+ * What a consumer needs to create a relation of some kinds again, beyond
+ * its columns: a view's or materialized view's query (pg_get_viewdef, as
+ * pg_dump prints it; not for a dropped one: ruleutils runs SQL, which the
+ * object access hook must not), a partitioned table's partition key
+ * (pg_get_partkeydef), a foreign table's server and options, a
+ * partition's partitioned table and bound (not for a dropped one either:
+ * its pg_inherits row may be gone).
+ */
+static void
+DdlnImageReadKind(DdlnImage *img, bool dropped)
+{
+	switch (img->relkind)
+	{
+		case RELKIND_VIEW:
+		case RELKIND_MATVIEW:
+			if (!dropped && ActiveSnapshotSet())
+				(void) DdlnTryQuietly(DdlnImageViewDef, img);
+			break;
+		case RELKIND_PARTITIONED_TABLE:
+			img->partition_key =
+				DdlnTextResult(DirectFunctionCall1(pg_get_partkeydef, ObjectIdGetDatum(img->relid)));
+			break;
+		case RELKIND_FOREIGN_TABLE:
+			{
+				ForeignTable *ft = GetForeignTable(img->relid);
+				ListCell   *lc;
+
+				img->server = pstrdup(GetForeignServer(ft->serverid)->servername);
+				foreach(lc, ft->options)
+				{
+					DefElem    *def = (DefElem *) lfirst(lc);
+
+					img->options = lappend(img->options,
+										   psprintf("%s=%s", def->defname, defGetString(def)));
+				}
+			}
+			break;
+		default:
+			break;
+	}
+
+	/* a partition: its partitioned table and bound (not while it is dropped) */
+	if (!dropped && get_rel_relispartition(img->relid))
+	{
+		Oid			parent = get_partition_parent(img->relid, true);
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(img->relid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			bool		isnull;
+			Datum		bound = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+
+			if (!isnull)
+				img->partition_bound =
+					DdlnTextResult(DirectFunctionCall2(pg_get_expr, bound, ObjectIdGetDatum(img->relid)));
+			ReleaseSysCache(tup);
+		}
+		img->parent_schema = get_namespace_name_or_temp(get_rel_namespace(parent));
+		img->parent_name = get_rel_name(parent);
+	}
+}
+
 /*
  * May the definitions of "like" (an image of the same relation read earlier
  * in the command) stand for those of a constraint or index with the same
@@ -390,10 +489,11 @@ DdlnReusedDefinition(const DdlnImgPart *parts, int n, Oid oid, const char *name)
  * command that touched the relation built its entry already), constraints
  * from pg_constraint.  "like", an image of the same relation read earlier in
  * the command, or NULL: the definitions of its unchanged constraints and
- * indexes are taken from it instead of printed again.
+ * indexes are taken from it instead of printed again.  "dropped": read for
+ * a drop's pre-image (no view query, DdlnImageReadKind).
  */
 static DdlnImage *
-DdlnImageRead(Oid relid, const DdlnImage *like)
+DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 {
 	Relation	rel;
 	TupleDesc	desc;
@@ -542,6 +642,7 @@ DdlnImageRead(Oid relid, const DdlnImage *like)
 	}
 	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
 
+	DdlnImageReadKind(img, dropped);
 	AtEOXact_GUC(true, nestlevel);
 	relation_close(rel, AccessShareLock);
 	return img;
@@ -639,6 +740,30 @@ DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 	DdlnImgToken(st, WJB_END_ARRAY);
 	DdlnImgPair(st, "replica_identity", DdlnReplIdentName(img->replident));
 	DdlnImgPair(st, "replica_identity_index", img->replident_index);
+	if (img->definition)
+		DdlnImgPair(st, "definition", img->definition);
+	if (img->partition_key)
+		DdlnImgPair(st, "partition_key", img->partition_key);
+	if (img->partition_bound && img->parent_name)
+	{
+		DdlnImgKey(st, "partition_of");
+		DdlnImgToken(st, WJB_BEGIN_OBJECT);
+		DdlnImgPair(st, "schema", img->parent_schema);
+		DdlnImgPair(st, "name", img->parent_name);
+		DdlnImgToken(st, WJB_END_OBJECT);
+		DdlnImgPair(st, "partition_bound", img->partition_bound);
+	}
+	if (img->server)
+	{
+		ListCell   *lc;
+
+		DdlnImgPair(st, "server", img->server);
+		DdlnImgKey(st, "options");
+		DdlnImgToken(st, WJB_BEGIN_ARRAY);
+		foreach(lc, img->options)
+			DdlnImgString(st, (const char *) lfirst(lc));
+		DdlnImgToken(st, WJB_END_ARRAY);
+	}
 	DdlnImgToken(st, WJB_END_OBJECT);
 }
 
@@ -854,6 +979,10 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints);
 	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes);
 
+	/* a view's or materialized view's query (CREATE OR REPLACE VIEW) */
+	if (b->definition && a->definition && strcmp(b->definition, a->definition) != 0)
+		DdlnChangeOldNew(st, "set definition", NULL, b->definition, a->definition);
+
 	if (b->replident != a->replident || !DdlnSame(b->replident_index, a->replident_index))
 	{
 		DdlnChangeBegin(st, "set replica identity", NULL);
@@ -1020,7 +1149,7 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index)
 		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
 											ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(pending_cxt);
-	img = DdlnImageRead(relid, NULL);
+	img = DdlnImageRead(relid, NULL, false);
 	if (img)
 		pending = lappend(pending, img);
 	MemoryContextSwitchTo(old);
@@ -1140,7 +1269,7 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 	old = MemoryContextSwitchTo(pending_cxt);
 	given = lappend_oid(given, relid);
 	MemoryContextSwitchTo(old);
-	return DdlnImageDetails(before, DdlnImageRead(relid, before));
+	return DdlnImageDetails(before, DdlnImageRead(relid, before, false));
 }
 
 /* ddl_command_end is done with the images of its command. */
@@ -1318,7 +1447,7 @@ DdlnImageObjectAccess(ObjectAccessType access, Oid classId, Oid objectId,
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify image",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);
-	img = DdlnImageRead(relid, NULL);
+	img = DdlnImageRead(relid, NULL, true);
 	if (img)
 	{
 		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;

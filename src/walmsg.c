@@ -22,18 +22,25 @@
  * - The caller tests ddl_notify.wal_messages: off costs one boolean test.
  *	 Below wal_level = logical nothing could decode a message, so none is
  *	 written (the setting is documented as needing logical).
- * - The content is one JSON object, format version "v": 1: every column of
- *	 the row as it was inserted, keyed and spelled as to_jsonb() of the
- *	 ddl_notify.event row spells it (so a column added to the table appears
- *	 without a change here), plus, for DDL on an ordinary or partitioned
- *	 table (CREATE TABLE [AS], SELECT INTO, ALTER TABLE, a table rewrite),
- *	 "table": its columns after the command and its replica identity, read
- *	 from the catalogs as the DDL left them.  A change to the format that a
- *	 consumer could trip on bumps "v".
- * - It runs no SQL and takes no lock on the user's table: the pg_class
- *	 cache, and for table DDL one index scan each of pg_attribute and
- *	 pg_index.  The text is built once per event with StringInfo, strings
- *	 copied as they are unless escape_json is needed.
+ * - The content is one JSON object: "v" (the format version, set by
+ *	 ddl_notify.wal_message_version) and every column of the row as it was
+ *	 inserted, keyed and spelled as to_jsonb() of the ddl_notify.event row
+ *	 spells it (so a column added to the table appears without a change
+ *	 here).  Version 2 (the default) is nothing more: the shape of a
+ *	 relation before and after the command, and the changes between them,
+ *	 are in the row's details, where capture put them.  Version 1, kept for
+ *	 the consumers written for it, is 0.1.0's message: the details without
+ *	 those images (null if nothing else is left), and for DDL on an
+ *	 ordinary or partitioned table (CREATE TABLE [AS], SELECT INTO, ALTER
+ *	 TABLE, a table rewrite) "table": its columns after the command and its
+ *	 replica identity, read from the catalogs as the DDL left them.  A change to
+ *	 the format that a consumer could trip on makes a new version; the old
+ *	 one stays available through the setting.
+ * - It runs no SQL and takes no lock on the user's table.  Version 2 reads
+ *	 no catalog at all; version 1 reads the pg_class cache, and for table
+ *	 DDL one index scan each of pg_attribute and pg_index.  The text is
+ *	 built once per event with StringInfo, strings copied as they are
+ *	 unless escape_json is needed.
  *
  * Floor: engine (capture's helper): called by capture.c only; calls no other
  * file of ddl_notify.
@@ -185,6 +192,39 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 	}
 }
 
+/*
+ * Version 1's details: the row's, without the relation images ("before",
+ * "after", "changes"), which version 1 never had; null if nothing else is
+ * left, as 0.1.0 wrote it.
+ */
+static void
+DdlnWalDetailsV1(StringInfo buf, Datum details)
+{
+	static const char *const images[] = {"before", "after", "changes"};
+	Datum		d = details;
+	bool		had = false;
+	Jsonb	   *jb;
+
+	if (JB_ROOT_IS_OBJECT(DatumGetJsonbP(d)))
+	{
+		for (size_t k = 0; k < lengthof(images); k++)
+		{
+			Datum		key = CStringGetTextDatum(images[k]);
+
+			if (DatumGetBool(DirectFunctionCall2(jsonb_exists, d, key)))
+			{
+				d = DirectFunctionCall2(jsonb_delete, d, key);
+				had = true;
+			}
+		}
+	}
+	jb = DatumGetJsonbP(d);
+	if (had && JB_ROOT_COUNT(jb) == 0)
+		appendStringInfoString(buf, "null");
+	else
+		(void) JsonbToCString(buf, &jb->root, VARSIZE(jb));
+}
+
 /* Is column col of the row the text s? */
 static bool
 DdlnWalTextIs(const Datum *values, const bool *nulls, int col, const char *s)
@@ -257,9 +297,10 @@ DdlnWalIdentityIndex(StringInfo buf, Oid relid, bool primary,
 }
 
 /*
- * ,"table":{...}: an ordinary or partitioned table's columns after the
- * command (every attribute with a positive number, dropped ones flagged)
- * and its replica identity.  Nothing for any other kind of relation.
+ * Version 1 only: ,"table":{...}: an ordinary or partitioned table's
+ * columns after the command (every attribute with a positive number,
+ * dropped ones flagged) and its replica identity.  Nothing for any other
+ * kind of relation.
  */
 static void
 DdlnWalTable(StringInfo buf, Oid relid)
@@ -392,7 +433,7 @@ DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls)
 		return;
 
 	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"v\":%d", DDLN_WAL_MESSAGE_VERSION);
+	appendStringInfo(&buf, "{\"v\":%d", ddln_wal_message_version);
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -404,10 +445,12 @@ DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls)
 		appendStringInfoChar(&buf, ':');
 		if (nulls[i])
 			appendStringInfoString(&buf, "null");
+		else if (i == DDLN_EV_DETAILS && ddln_wal_message_version == 1)
+			DdlnWalDetailsV1(&buf, values[i]);
 		else
 			DdlnWalValue(&buf, att->atttypid, values[i]);
 	}
-	if (DdlnWalIsTableDdl(values, nulls))
+	if (ddln_wal_message_version == 1 && DdlnWalIsTableDdl(values, nulls))
 		DdlnWalTable(&buf, DatumGetObjectId(values[DDLN_EV_OBJID]));
 	appendStringInfoChar(&buf, '}');
 

@@ -20,6 +20,10 @@
 #   COMMIT
 # (a DDL line is the JSON message: its command tag, and for table DDL the
 # table's columns after the command, else the object type and identity).
+# Format version 1 (ddl_notify.wal_message_version = 1) prints the columns
+# of the replica identity in parentheses; version 2, the default, prints
+# the name of its index, if any, and the changes of an ALTER:
+#   DDL ALTER TABLE public.t [id integer NOT NULL, note text, w integer] identity default changes: add column
 #
 # It stops once the server has sent everything up to --end-lsn and no
 # transaction is open (without --end-lsn it runs until interrupted), and
@@ -93,6 +97,8 @@ def show_row(rel, vals):
 
 def show_ddl(content):
     ev = json.loads(content)
+    if ev.get('v') == 2:
+        return show_ddl_v2(ev)
     if ev.get('v') != 1:
         return 'DDL (message format v%s, not understood)' % ev.get('v')
     t = ev.get('table')
@@ -105,6 +111,27 @@ def show_ddl(content):
     return 'DDL %s %s.%s [%s] identity %s (%s)' % (
         ev['command_tag'], t['schema'], t['name'], cols,
         t['replica_identity'], ', '.join(t['identity_columns']))
+
+
+def show_ddl_v2(ev):
+    """Format version 2: the relation after the command from details.after
+    (before it, for a drop), and the changes of an ALTER."""
+    details = ev.get('details') or {}
+    img = details.get('after') or details.get('before')
+    if img is None:
+        return 'DDL %s %s %s' % (ev['command_tag'], ev['object_type'],
+                                 ev['object_identity'])
+    cols = ', '.join('%s %s%s' % (c['name'], c['type'],
+                                  ' NOT NULL' if c['not_null'] else '')
+                     for c in img['columns'])
+    line = 'DDL %s %s.%s [%s] identity %s' % (
+        ev['command_tag'], img['schema'], img['name'], cols,
+        img['replica_identity'])
+    if img.get('replica_identity_index'):
+        line += ' (%s)' % img['replica_identity_index']
+    if details.get('changes'):
+        line += ' changes: ' + ', '.join(c['op'] for c in details['changes'])
+    return line
 
 
 class Printer:

@@ -26,19 +26,28 @@
 # G15 two-phase: a two_phase test_decoding slot gets the message with the
 #     prepared transaction (then COMMIT/ROLLBACK PREPARED); an ordinary slot
 #     gets it at COMMIT PREPARED and never for ROLLBACK PREPARED.
-# G15 content: every message is the recorded event, "v": 1 and every
-#     column of ddl_notify.event equal to to_jsonb() of its row, one message
-#     per event row; table DDL (CREATE TABLE [AS], ALTER TABLE, RENAME, SET
-#     SCHEMA, a rewrite) carries the columns after the command (name,
-#     format_type, not null, position, dropped) and the replica identity
-#     with its columns; drops carry the dropped object's identity; other
-#     DDL has no "table".
+# G15 content (version 1): every message is the recorded event, "v": 1
+#     and every column of ddl_notify.event equal to to_jsonb() of its row
+#     (details without the relation images, as 0.1.0 wrote them), one
+#     message per event row; table DDL (CREATE TABLE [AS], ALTER TABLE,
+#     RENAME, SET SCHEMA, a rewrite) carries the columns after the command
+#     (name, format_type, not null, position, dropped) and the replica
+#     identity with its columns; drops carry the dropped object's identity;
+#     other DDL has no "table".
 #     Catches: a column left out of the JSON (or spelled differently from
 #     to_jsonb), no "table" for table DDL, dropped columns shown as live
 #     (this and the two-phase checks), the primary key and the replica
 #     identity index mixed up.
-# G15 PGC_SUSET: a plain role cannot SET it.
+# G15 PGC_SUSET: a plain role cannot SET it (nor wal_message_version).
 #     Catches: the setting defined as PGC_USERSET.
+# G15 versions: the checks above run with ddl_notify.wal_message_version =
+#     1 (set for the database), the format consumers written for 0.1.0
+#     read, which must not change; then, the setting reset, version 2 (the
+#     default): "v": 2 and exactly to_jsonb() of the event row, details
+#     included (the relation images), no "table" key.
+#     Catches: the version setting ignored (either way), a default other
+#     than 2, "table" still added to (or missing from) its version, the
+#     images left in version 1's details.
 # G15 the switch off in a session (SET) stops the messages there.
 
 use strict;
@@ -261,6 +270,9 @@ like($err, qr/permission denied to set parameter "ddl_notify.wal_messages"/,
 # --- on for the database, as a CDC set-up does it ---------------------------
 
 $node->safe_psql('app', 'ALTER DATABASE app SET ddl_notify.wal_messages = on');
+# format version 1 (0.1.0's, with "table") for everything down to the
+# version 2 section: these checks are those of 0.1.0 and must still pass
+$node->safe_psql('app', 'ALTER DATABASE app SET ddl_notify.wal_message_version = 1');
 is($node->safe_psql('app', "LOAD 'ddl_notify'; SHOW ddl_notify.wal_messages"), 'on',
 	'G15: ALTER DATABASE ... SET ddl_notify.wal_messages = on reaches new sessions');
 
@@ -386,10 +398,15 @@ my $msgs = q{
 is( $node->safe_psql(
 		'app', qq{
 SELECT count(*), count(e.id),
-       count(*) FILTER (WHERE (m->'v') = '1' AND m - 'v' - 'table' = to_jsonb(e))
+       count(*) FILTER (WHERE (m->'v') = '1' AND m - 'v' - 'table' = to_jsonb(e) || jsonb_build_object('details',
+         CASE WHEN e.details ?| '{before,after,changes}' THEN nullif(e.details - '{before,after,changes}'::text[], '{}')
+              ELSE e.details END)),
+       count(*) FILTER (WHERE m->'details' ?| '{before,after,changes}'),
+       count(*) FILTER (WHERE e.details ?| '{before,after,changes}') > 0
 FROM ($msgs) x LEFT JOIN ddl_notify.event e ON e.id = (m->>'id')::bigint}),
-	"$events|$events|$events",
-	"G15: one message per recorded event ($events), each \"v\": 1 and to_jsonb() of its event row");
+	"$events|$events|$events|0|t",
+	"G15: one message per recorded event ($events), each \"v\": 1 and to_jsonb() of its event row, "
+	  . 'the relation images of its details left out (0.1.0 had none)');
 
 is( $node->safe_psql(
 		'app', qq{
@@ -429,6 +446,40 @@ sql_drop DROP TABLE table constraint p_pkey on s2.q ["s2", "q", "p_pkey"]
 sql_drop DROP TABLE index s2.p_pkey ["s2", "p_pkey"]
 sql_drop DROP TABLE index s2.p_b ["s2", "p_b"]},
 	'G15: table DDL carries the columns after the command and the replica identity; drops their identity');
+td_summary('td');
+po_summary();
+td_summary('tp');
+
+# --- version 2, the default -------------------------------------------------
+
+($rc, $out, $err) = $node->psql('app',
+	"LOAD 'ddl_notify'; SET ROLE plain; SET ddl_notify.wal_message_version = 2");
+like($err, qr/permission denied to set parameter "ddl_notify.wal_message_version"/,
+	'G15: setting ddl_notify.wal_message_version needs a superuser');
+$node->safe_psql('app', 'ALTER DATABASE app RESET ddl_notify.wal_message_version');
+is($node->safe_psql('app', "LOAD 'ddl_notify'; SHOW ddl_notify.wal_message_version"), '2',
+	'G15: ddl_notify.wal_message_version is 2 by default');
+$before = $node->safe_psql('app', 'SELECT coalesce(max(id), 0) FROM ddl_notify.event');
+$node->safe_psql(
+	'app', q{
+CREATE TABLE s1.two (id int PRIMARY KEY, a text);
+ALTER TABLE s1.two ADD COLUMN b int, ALTER COLUMN a SET NOT NULL;
+ALTER TABLE s1.two RENAME TO three;
+CREATE VIEW s1.v2 AS SELECT id FROM s1.three;
+DROP TABLE s1.three CASCADE;
+});
+$events = $node->safe_psql('app',
+	"SELECT count(*) FROM ddl_notify.event WHERE id > $before");
+cmp_ok($events, '>=', 8, "G15 version 2: the DDL was recorded ($events events)");
+is( $node->safe_psql(
+		'app', qq{
+SELECT count(*), count(e.id),
+       count(*) FILTER (WHERE (m->'v') = '2' AND m - 'v' = to_jsonb(e)),
+       count(*) FILTER (WHERE m ? 'table')
+FROM ($msgs) x LEFT JOIN ddl_notify.event e ON e.id = (m->>'id')::bigint
+WHERE (m->>'id')::bigint > $before}),
+	"$events|$events|$events|0",
+	"G15 version 2: one message per event ($events), each \"v\": 2 and exactly to_jsonb() of its row, no \"table\"");
 td_summary('td');
 po_summary();
 td_summary('tp');

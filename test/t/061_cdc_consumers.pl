@@ -96,6 +96,9 @@ CREATE TABLE public.t (id int PRIMARY KEY, v text);
 CREATE PUBLICATION cdc_pub FOR TABLE public.t;
 SELECT pg_create_logical_replication_slot('py', 'pgoutput');
 ALTER DATABASE app SET ddl_notify.wal_messages = on;
+-- format version 1: what these consumers print is read from its "table"
+-- key (version 2, the default, is replayed by test/t/044_replay.pl)
+ALTER DATABASE app SET ddl_notify.wal_message_version = 1;
 });
 $node->safe_psql('app',
 	$have_w2j

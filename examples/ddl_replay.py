@@ -1,0 +1,618 @@
+#!/usr/bin/python3
+# Copyright (c) 2026, the ddl_notify authors
+#
+# examples/ddl_replay.py: a consumer of ddl_notify's WAL messages (format
+# version 2) that keeps a downstream copy of a database's tables in step
+# with the source's DDL.  It applies the typed payload of each event, never
+# the statement text:
+#
+#   CREATE of a table, view, materialized view or foreign table
+#       -> CREATE ... built from details.after
+#   ALTER (and RENAME, SET SCHEMA, CREATE/DROP INDEX on a table)
+#       -> one statement per entry of details.changes
+#   drops (sql_drop events, cascaded objects included)
+#       -> DROP ... IF EXISTS of the object the event names
+#   CREATE SCHEMA / DROP SCHEMA
+#       -> the same on the target
+#
+# Each source transaction is applied in one target transaction, together
+# with the LSN it ended at (table ddl_replay.progress on the target): a
+# restart skips what was applied already, so nothing is applied twice or
+# lost.  Row changes are not copied here; a real pipeline would apply them
+# in the same loop.  docs/cdc.md shows it; test/t/044_replay.pl runs it to
+# replay a long random DDL run and compares pg_dump --schema-only of both
+# databases.
+#
+#   ddl_replay.py --source 'dbname=app' --slot replay --publication replay_pub \
+#                 --target 'host=copy dbname=app' [--create-slot] \
+#                 [--end-lsn 0/1234ABC] [--timeout 60] [--verbose] [--stats]
+#
+# The source needs wal_level = logical, ddl_notify.wal_messages = on and
+# ddl_notify.wal_message_version = 2 (the default); the publication may be
+# empty (CREATE PUBLICATION replay_pub): messages ignore publications.
+# It stops once the server has sent everything up to --end-lsn (without it,
+# it runs until interrupted).  Exit status 2 when --timeout passes first,
+# 3 on a message it does not understand.
+# Debian: apt-get install python3-psycopg2.
+
+import argparse
+import json
+import select
+import struct
+import sys
+import time
+
+import psycopg2
+import psycopg2.extras
+
+PREFIX = 'ddl_notify'
+
+# the relation kinds an image describes, as SQL spells them in ALTER/DROP
+KIND_SQL = {
+    'table': 'TABLE',
+    'partitioned table': 'TABLE',
+    'view': 'VIEW',
+    'materialized view': 'MATERIALIZED VIEW',
+    'foreign table': 'FOREIGN TABLE',
+}
+
+# object_type of a drop event -> how it is dropped (by its address_names)
+DROPS = {
+    'table': 'TABLE',
+    'view': 'VIEW',
+    'materialized view': 'MATERIALIZED VIEW',
+    'foreign table': 'FOREIGN TABLE',
+}
+
+
+class NotUnderstood(Exception):
+    pass
+
+
+def lsn_int(text):
+    hi, lo = text.split('/')
+    return (int(hi, 16) << 32) + int(lo, 16)
+
+
+def lsn_text(n):
+    return '%X/%X' % (n >> 32, n & 0xFFFFFFFF)
+
+
+def ident(name):
+    """A name quoted as SQL needs it (always: never wrong)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def qname(schema, name):
+    return ident(schema) + '.' + ident(name)
+
+
+# --- building statements from an image -------------------------------------
+
+def column_sql(col):
+    """A column definition: name, type, collation, generated or default,
+    NOT NULL, identity."""
+    parts = [ident(col['name']), col['type']]
+    if col.get('collation'):
+        parts.append('COLLATE ' + col['collation'])
+    if col.get('generated'):
+        parts.append('GENERATED ALWAYS AS (%s) STORED' % col['generated'])
+    elif col.get('default') is not None:
+        parts.append('DEFAULT ' + col['default'])
+    if col.get('not_null'):
+        parts.append('NOT NULL')
+    if col.get('identity'):
+        parts.append('GENERATED %s AS IDENTITY' % col['identity'].upper())
+    return ' '.join(parts)
+
+
+def replica_identity_sql(image):
+    """REPLICA IDENTITY ..., or None: "index" without an index is what
+    dropping the identity's index leaves, and the drop made it here too."""
+    ri = image.get('replica_identity') or 'default'
+    if ri == 'index':
+        if image.get('replica_identity_index') is None:
+            return None
+        return 'REPLICA IDENTITY USING INDEX ' + ident(image['replica_identity_index'])
+    return 'REPLICA IDENTITY ' + ri.upper()
+
+
+def literal(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def options_sql(option):
+    """name 'value' from a "name=value" option."""
+    name, _, value = option.partition('=')
+    return '%s %s' % (ident(name), literal(value))
+
+
+class IfMissing:
+    """A statement to run only if the constraint or index it makes is not
+    there yet (a partition gets its parent's at CREATE)."""
+
+    def __init__(self, what, schema, table, name, sql):
+        self.what, self.schema, self.table, self.name, self.sql = what, schema, table, name, sql
+
+
+def create_sql(image):
+    """CREATE statements that make the relation of an "after" image."""
+    kind = image['kind']
+    rel = qname(image['schema'], image['name'])
+    stmts = []
+    if kind in ('view', 'materialized view'):
+        if image.get('definition') is None:
+            raise NotUnderstood('%s %s: the image has no definition' % (kind, rel))
+        stmts.append('CREATE %s %s AS %s%s' % (
+            KIND_SQL[kind], rel, image['definition'].rstrip().rstrip(';'),
+            ' WITH NO DATA' if kind == 'materialized view' else ''))
+    elif image.get('partition_of'):
+        # a partition: its columns, their defaults and NOT NULL, and the
+        # partitioned table's constraints and indexes come from its parent;
+        # what it has of its own is added by name below
+        parent = image['partition_of']
+        stmts.append('CREATE %s %s PARTITION OF %s %s' % (
+            'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
+            qname(parent['schema'], parent['name']), image['partition_bound']))
+        if kind == 'partitioned table':
+            stmts[-1] += ' PARTITION BY ' + image['partition_key']
+        stmts += [IfMissing('constraint', image['schema'], image['name'], c['name'],
+                            'ALTER TABLE %s ADD CONSTRAINT %s %s' % (rel, ident(c['name']), c['definition']))
+                  for c in image.get('constraints', [])]
+        stmts += [IfMissing('index', image['schema'], image['name'], i['name'], i['definition'])
+                  for i in image.get('indexes', []) if not i.get('constraint')]
+    else:
+        elems = [column_sql(c) for c in image.get('columns', [])]
+        elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
+                  for c in image.get('constraints', [])]
+        stmt = 'CREATE %s %s (%s)' % (
+            'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE',
+            rel, ', '.join(elems))
+        if kind == 'partitioned table':
+            if image.get('partition_key') is None:
+                raise NotUnderstood('%s: the image has no partition key' % rel)
+            stmt += ' PARTITION BY ' + image['partition_key']
+        if kind == 'foreign table':
+            if image.get('server') is None:
+                raise NotUnderstood('%s: the image has no server' % rel)
+            stmt += ' SERVER ' + ident(image['server'])
+            if image.get('options'):
+                stmt += ' OPTIONS (%s)' % ', '.join(options_sql(o) for o in image['options'])
+        stmts.append(stmt)
+    if not image.get('partition_of'):
+        # indexes a constraint did not make
+        stmts += [i['definition'] for i in image.get('indexes', [])
+                  if not i.get('constraint')]
+    ri = replica_identity_sql(image)
+    if ri is not None and ri != 'REPLICA IDENTITY DEFAULT' and kind in ('table', 'partitioned table'):
+        stmts.append('ALTER %s %s %s' % (KIND_SQL[kind], rel, ri))
+    return stmts
+
+
+# --- the changes of an ALTER -------------------------------------------------
+
+# The changes come by column (attnum order), then constraints, indexes and
+# the replica identity.  One ALTER TABLE may need them in another order to
+# be accepted when they are applied one by one: a primary key dropped before
+# its column's NOT NULL, an identity dropped before its column's type
+# changes, a default dropped before and set after a type change, a foreign
+# key added after the key it references, the replica identity moved off an
+# index before the index goes and onto one after it came.
+COLUMN_STEPS = ['rename column', 'drop identity', 'drop expression', 'drop default',
+                'alter column type', 'set collation', 'set not null', 'drop not null',
+                'set default', 'add identity', 'set identity', 'set expression']
+CONSTRAINT_STEPS = ['primary key', 'unique', 'exclusion', 'check', 'foreign key']
+
+
+def change_order(ch):
+    op = ch['op']
+    if op in ('rename', 'set schema'):
+        return (0,)
+    if op == 'set definition':
+        return (4, len(COLUMN_STEPS))   # after RENAME COLUMN (its alias is in the query)
+    if op == 'set replica identity':
+        return (1,) if ch.get('new') != 'index' else (9,)
+    if op in ('drop constraint', 'drop index'):
+        return (2,)
+    if op in ('add column', 'drop column'):
+        return (3,)
+    if op in COLUMN_STEPS:
+        return (4, COLUMN_STEPS.index(op))
+    if op in ('rename constraint', 'rename index'):
+        return (5,)
+    if op == 'add constraint':
+        t = ch['constraint'].get('type')
+        return (6, CONSTRAINT_STEPS.index(t) if t in CONSTRAINT_STEPS else 0)
+    if op == 'add index':
+        return (7,)
+    return (8,)
+
+
+def after_column(after, name):
+    for c in (after or {}).get('columns', []):
+        if c['name'] == name:
+            return c
+    return None
+
+
+class Applier:
+    def __init__(self, cur, verbose, counts):
+        self.cur = cur
+        self.verbose = verbose
+        self.counts = counts    # what was applied, by kind: for --stats
+
+    def run(self, sql, params=None):
+        if self.verbose:
+            print('  ' + sql, file=sys.stderr)
+        self.cur.execute(sql, params)
+
+    def exists(self, sql, params):
+        self.cur.execute(sql, params)
+        return self.cur.fetchone()[0]
+
+    def constraint_exists(self, schema, table, name):
+        return self.exists(
+            'SELECT EXISTS (SELECT FROM pg_catalog.pg_constraint c'
+            ' JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) c.conrelid'
+            ' JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) r.relnamespace'
+            ' WHERE n.nspname OPERATOR(pg_catalog.=) %s AND r.relname OPERATOR(pg_catalog.=) %s'
+            ' AND c.conname OPERATOR(pg_catalog.=) %s)', (schema, table, name))
+
+    def constraint_def(self, schema, table, name):
+        """pg_get_constraintdef() of that constraint here, or None."""
+        self.cur.execute(
+            'SELECT pg_catalog.pg_get_constraintdef(c.oid) FROM pg_catalog.pg_constraint c'
+            ' WHERE c.conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND c.conname OPERATOR(pg_catalog.=) %s', (qname(schema, table), name))
+        row = self.cur.fetchone()
+        return row[0] if row else None
+
+    def view_def(self, schema, name):
+        """pg_get_viewdef() of that view here, or None."""
+        self.cur.execute('SELECT pg_catalog.pg_get_viewdef(pg_catalog.to_regclass(%s))',
+                         (qname(schema, name),))
+        row = self.cur.fetchone()
+        return row[0] if row else None
+
+    def index_def(self, schema, name):
+        """pg_get_indexdef() of that index here, or None."""
+        self.cur.execute(
+            'SELECT pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index i'
+            ' WHERE i.indexrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)',
+            (qname(schema, name),))
+        row = self.cur.fetchone()
+        return row[0] if row else None
+
+    def relation_exists(self, schema, name):
+        return self.exists(
+            'SELECT pg_catalog.to_regclass(%s) IS NOT NULL', (qname(schema, name),))
+
+    def index_droppable(self, schema, name):
+        """Is there such an index, and no constraint's (the constraint's
+        drop takes it)?"""
+        return self.exists(
+            'SELECT pg_catalog.to_regclass(%s) IS NOT NULL AND NOT EXISTS ('
+            ' SELECT FROM pg_catalog.pg_constraint'
+            ' WHERE conindid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s))',
+            (qname(schema, name), qname(schema, name)))
+
+    def apply_changes(self, before, after, changes):
+        """One statement per change, to the relation as "before" names it
+        (a rename or SET SCHEMA moves on to its new name), in an order
+        PostgreSQL accepts (change_order)."""
+        kind = KIND_SQL.get((after or before)['kind'])
+        if kind is None:
+            raise NotUnderstood('changes of a %s' % (after or before)['kind'])
+        schema, name = before['schema'], before['name']
+        # a constraint or index dropped and added under the same name was
+        # redefined: often only by what the other changes do to it (a
+        # renamed column's new name in its definition), so it is dropped
+        # and added again only if its definition here still differs, and
+        # never with CASCADE (what depends on it stays)
+        redefined = {}
+        for op, key in (('constraint', 'constraint'), ('index', 'index')):
+            dropped = {ch['name'] for ch in changes if ch['op'] == 'drop ' + op}
+            redefined[op] = {ch[key]['name'] for ch in changes
+                             if ch['op'] == 'add ' + op and ch[key]['name'] in dropped}
+        for ch in sorted(changes, key=change_order):
+            op = ch['op']
+            self.counts[op] = self.counts.get(op, 0) + 1
+            rel = qname(schema, name)
+            alter = 'ALTER %s %s ' % (kind, rel)
+            if op == 'rename':
+                self.run(alter + 'RENAME TO ' + ident(ch['new']))
+                name = ch['new']
+            elif op == 'set schema':
+                self.run(alter + 'SET SCHEMA ' + ident(ch['new']))
+                schema = ch['new']
+            elif op == 'set definition':
+                # CREATE OR REPLACE: the view's columns follow its query;
+                # nothing when the other changes made it so (RENAME COLUMN)
+                if self.view_def(schema, name) != ch['new']:
+                    if kind != 'VIEW':
+                        raise NotUnderstood('a new query for materialized view %s' % rel)
+                    self.run('CREATE OR REPLACE VIEW %s AS %s' % (rel, ch['new'].rstrip().rstrip(';')))
+            elif kind in ('VIEW', 'MATERIALIZED VIEW') and op in ('add column', 'alter column type'):
+                pass            # what a new query (set definition) did
+            elif op == 'add column':
+                self.run(alter + 'ADD COLUMN ' + column_sql(ch['column']))
+            elif op == 'drop column':
+                self.run(alter + 'DROP COLUMN IF EXISTS ' + ident(ch['column']) + ' CASCADE')
+            elif op == 'rename column':
+                self.run(alter + 'RENAME COLUMN %s TO %s' % (ident(ch['old']), ident(ch['new'])))
+            elif op in ('alter column type', 'set collation'):
+                col = after_column(after, ch['column'])
+                if col is None:
+                    raise NotUnderstood('%s: column %s not in "after"' % (op, ch['column']))
+                # a foreign table has no rows here to convert, and no USING
+                self.run(alter + 'ALTER COLUMN %s TYPE %s%s%s' % (
+                    ident(col['name']), col['type'],
+                    ' COLLATE ' + col['collation'] if col.get('collation') else '',
+                    '' if kind == 'FOREIGN TABLE' else
+                    ' USING %s::%s' % (ident(col['name']), col['type'])))
+            elif op == 'set not null':
+                self.run(alter + 'ALTER COLUMN %s SET NOT NULL' % ident(ch['column']))
+            elif op == 'drop not null':
+                self.run(alter + 'ALTER COLUMN %s DROP NOT NULL' % ident(ch['column']))
+            elif op == 'set default':
+                self.run(alter + 'ALTER COLUMN %s SET DEFAULT %s' % (ident(ch['column']), ch['new']))
+            elif op == 'drop default':
+                self.run(alter + 'ALTER COLUMN %s DROP DEFAULT' % ident(ch['column']))
+            elif op in ('add identity', 'set identity'):
+                col = after_column(after, ch['column'])
+                if col is None or not col.get('identity'):
+                    raise NotUnderstood('%s: column %s has no identity in "after"' % (op, ch['column']))
+                how = col['identity'].upper()
+                if op == 'add identity':
+                    self.run(alter + 'ALTER COLUMN %s ADD GENERATED %s AS IDENTITY' % (ident(col['name']), how))
+                else:
+                    self.run(alter + 'ALTER COLUMN %s SET GENERATED %s' % (ident(col['name']), how))
+            elif op == 'drop expression':
+                self.run(alter + 'ALTER COLUMN %s DROP EXPRESSION IF EXISTS' % ident(ch['column']))
+            elif op == 'set expression':
+                self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (ident(ch['column']), ch['new']))
+            elif op == 'drop identity':
+                self.run(alter + 'ALTER COLUMN %s DROP IDENTITY IF EXISTS' % ident(ch['column']))
+            elif op == 'add constraint':
+                con = ch['constraint']
+                if con['name'] in redefined['constraint']:
+                    now = self.constraint_def(schema, name, con['name'])
+                    if now == con['definition']:
+                        continue
+                    if now is not None:
+                        self.run(alter + 'DROP CONSTRAINT ' + ident(con['name']))
+                self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
+            elif op == 'drop constraint':
+                if ch['name'] not in redefined['constraint']:
+                    self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
+            elif op == 'rename constraint':
+                # renaming a constraint's index renames the constraint too
+                if self.constraint_exists(schema, name, ch['old']):
+                    self.run(alter + 'RENAME CONSTRAINT %s TO %s' % (ident(ch['old']), ident(ch['new'])))
+            elif op == 'add index':
+                idx = ch['index']
+                if idx['name'] in redefined['index']:
+                    now = self.index_def(schema, idx['name'])
+                    if now == idx['definition']:
+                        continue
+                    if now is not None:
+                        self.run('DROP INDEX ' + qname(schema, idx['name']))
+                self.run(idx['definition'])
+            elif op == 'drop index':
+                if (ch['name'] not in redefined['index'] and
+                        self.index_droppable(schema, ch['name'])):
+                    self.run('DROP INDEX %s CASCADE' % qname(schema, ch['name']))
+            elif op == 'rename index':
+                # renaming a constraint renames its index too
+                if self.relation_exists(schema, ch['old']):
+                    self.run('ALTER INDEX %s RENAME TO %s' % (qname(schema, ch['old']), ident(ch['new'])))
+            elif op == 'set replica identity':
+                ri = replica_identity_sql({'replica_identity': ch['new'],
+                                           'replica_identity_index': ch.get('new_index')})
+                if ri is not None:
+                    self.run(alter + ri)
+            else:
+                raise NotUnderstood('change "%s"' % op)
+
+    def apply_event(self, ev):
+        """Apply one event (a decoded message) to the target."""
+        if ev.get('v') != 2:
+            raise NotUnderstood('message format v%s (this consumer reads v2)' % ev.get('v'))
+        trig = ev['trigger_event']
+        otype = ev.get('object_type')
+        details = ev.get('details') or {}
+        before, after = details.get('before'), details.get('after')
+        changes = details.get('changes')
+        if trig == 'sql_drop':
+            key = 'drop ' + (otype or '?')
+            self.counts[key] = self.counts.get(key, 0) + 1
+            names = details.get('address_names') or []
+            if otype == 'schema':
+                self.run('DROP SCHEMA IF EXISTS %s CASCADE' % ident(names[0]))
+            elif otype == 'index' and len(names) == 2:
+                if self.index_droppable(*names):
+                    self.run('DROP INDEX %s CASCADE' % qname(*names))
+            elif otype in DROPS and len(names) == 2:
+                self.run('DROP %s IF EXISTS %s CASCADE' % (DROPS[otype], qname(*names)))
+            elif otype == 'table constraint' and len(names) == 3:
+                if self.relation_exists(names[0], names[1]):
+                    self.run('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s CASCADE'
+                             % (qname(names[0], names[1]), ident(names[2])))
+            elif otype == 'table column' and len(names) == 3:
+                if self.relation_exists(names[0], names[1]):
+                    self.run('ALTER TABLE %s DROP COLUMN IF EXISTS %s CASCADE'
+                             % (qname(names[0], names[1]), ident(names[2])))
+            # anything else (a table's row type, an identity's sequence,
+            # a default) goes with the object that owns it
+            return
+        if trig != 'ddl_command_end':
+            return              # table_rewrite: the shape comes at ddl_command_end
+        if otype == 'schema' and ev['command_tag'] == 'CREATE SCHEMA':
+            self.run('CREATE SCHEMA IF NOT EXISTS ' + ev['object_identity'])
+        elif changes is not None and before is not None:
+            self.apply_changes(before, after, changes)
+        elif after is not None and before is None and otype in KIND_SQL:
+            key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
+            self.counts[key] = self.counts.get(key, 0) + 1
+            for stmt in create_sql(after):
+                if isinstance(stmt, IfMissing):
+                    there = (self.constraint_exists(stmt.schema, stmt.table, stmt.name)
+                             if stmt.what == 'constraint'
+                             else self.relation_exists(stmt.schema, stmt.name))
+                    if not there:
+                        self.run(stmt.sql)
+                else:
+                    self.run(stmt)
+
+
+# --- pgoutput ----------------------------------------------------------------
+
+class Reader:
+    """Reads pgoutput's binary fields from one message."""
+
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+
+    def take(self, fmt):
+        vals = struct.unpack_from('!' + fmt, self.data, self.pos)
+        self.pos += struct.calcsize('!' + fmt)
+        return vals[0] if len(vals) == 1 else vals
+
+    def string(self):
+        end = self.data.index(b'\0', self.pos)
+        s = self.data[self.pos:end].decode()
+        self.pos = end + 1
+        return s
+
+    def raw(self, n):
+        b = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return b
+
+
+class Replayer:
+    """Collects a transaction's ddl_notify messages and applies them, with
+    the transaction's end LSN, in one target transaction at its COMMIT."""
+
+    def __init__(self, target, slot, verbose):
+        self.target = target
+        self.slot = slot
+        self.verbose = verbose
+        self.events = None      # inside a transaction: its messages
+        self.applied = 0        # transactions applied
+        self.counts = {}        # statements applied, by kind
+        cur = target.cursor()
+        # the images print every name outside pg_catalog qualified, as
+        # pg_dump does, and so must what is compared with them here
+        cur.execute('SET search_path = pg_catalog')
+        target.commit()
+        cur.execute('CREATE SCHEMA IF NOT EXISTS ddl_replay')
+        cur.execute('CREATE TABLE IF NOT EXISTS ddl_replay.progress'
+                    ' (slot text PRIMARY KEY, end_lsn pg_lsn NOT NULL)')
+        cur.execute('SELECT end_lsn::text FROM ddl_replay.progress'
+                    ' WHERE slot OPERATOR(pg_catalog.=) %s', (slot,))
+        row = cur.fetchone()
+        target.commit()
+        self.done_lsn = lsn_int(row[0]) if row else 0
+
+    def handle(self, data):
+        r = Reader(data)
+        kind = r.raw(1)
+        if kind == b'B':
+            self.events = []
+        elif kind == b'M':
+            flags = r.take('b')
+            r.take('Q')         # the message's LSN
+            prefix = r.string()
+            content = r.raw(r.take('i')).decode()
+            if prefix == PREFIX and flags & 1 and self.events is not None:
+                self.events.append(json.loads(content))
+        elif kind == b'C':
+            r.take('b')         # flags
+            r.take('Q')         # commit LSN
+            end_lsn = r.take('Q')
+            events, self.events = self.events, None
+            if events and end_lsn > self.done_lsn:
+                self.apply(events, end_lsn)
+        return self.events is None
+
+    def apply(self, events, end_lsn):
+        cur = self.target.cursor()
+        applier = Applier(cur, self.verbose, self.counts)
+        try:
+            for ev in events:
+                if self.verbose:
+                    print('event %s %s %s %s' % (ev.get('id'), ev.get('trigger_event'),
+                                                 ev.get('command_tag'), ev.get('object_identity')),
+                          file=sys.stderr)
+                applier.apply_event(ev)
+            cur.execute('INSERT INTO ddl_replay.progress VALUES (%s, %s)'
+                        ' ON CONFLICT (slot) DO UPDATE SET end_lsn = EXCLUDED.end_lsn',
+                        (self.slot, lsn_text(end_lsn)))
+            self.target.commit()
+        except Exception:
+            self.target.rollback()
+            raise
+        self.done_lsn = end_lsn
+        self.applied += 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--source', required=True)
+    ap.add_argument('--target', required=True)
+    ap.add_argument('--slot', required=True)
+    ap.add_argument('--publication', required=True)
+    ap.add_argument('--create-slot', action='store_true')
+    ap.add_argument('--end-lsn')
+    ap.add_argument('--timeout', type=float, default=0)
+    ap.add_argument('--verbose', action='store_true')
+    ap.add_argument('--stats', action='store_true',
+                    help='print what was applied, by kind, as JSON at the end')
+    args = ap.parse_args()
+
+    target = psycopg2.connect(args.target)
+    replayer = Replayer(target, args.slot, args.verbose)
+
+    conn = psycopg2.connect(
+        args.source, connection_factory=psycopg2.extras.LogicalReplicationConnection)
+    cur = conn.cursor()
+    if args.create_slot:
+        cur.create_replication_slot(args.slot, output_plugin='pgoutput')
+    cur.start_replication(slot_name=args.slot, decode=False, options={
+        'proto_version': '1',
+        'publication_names': args.publication,
+        'messages': 'true'})
+
+    end = lsn_int(args.end_lsn) if args.end_lsn else None
+    deadline = time.monotonic() + args.timeout if args.timeout else None
+    idle = True
+    while True:
+        msg = cur.read_message()
+        if msg is not None:
+            try:
+                idle = replayer.handle(msg.payload)
+            except NotUnderstood as e:
+                print('ddl_replay.py: not understood: %s' % e, file=sys.stderr)
+                return 3
+            if idle:
+                # applied and committed on the target: the slot may move on
+                msg.cursor.send_feedback(flush_lsn=msg.data_start)
+            continue
+        if end is not None and idle and cur.wal_end >= end:
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            print('ddl_replay.py: timed out before %s' % args.end_lsn, file=sys.stderr)
+            return 2
+        select.select([cur], [], [], 1.0)
+    cur.send_feedback(flush_lsn=cur.wal_end, force=True)
+    conn.close()
+    print('ddl_replay.py: %d transactions applied' % replayer.applied, file=sys.stderr)
+    if args.stats:
+        print(json.dumps(replayer.counts, sort_keys=True))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
