@@ -482,53 +482,12 @@ DdlnReusedDefinition(const DdlnImgPart *parts, int n, Oid oid, const char *name)
 	return NULL;
 }
 
-/*
- * The image of relation "relid" as the catalogs say now, or NULL when it is
- * not a relation of the kinds that have images (or does not exist).  The
- * columns, defaults and index list come from the relation cache (the
- * command that touched the relation built its entry already), constraints
- * from pg_constraint.  "like", an image of the same relation read earlier in
- * the command, or NULL: the definitions of its unchanged constraints and
- * indexes are taken from it instead of printed again.  "dropped": read for
- * a drop's pre-image (no view query, DdlnImageReadKind).
- */
-static DdlnImage *
-DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
+/* The columns of "rel", in attnum order, dropped ones left out. */
+static void
+DdlnImageReadColumns(DdlnImage *img, Relation rel)
 {
-	Relation	rel;
-	TupleDesc	desc;
-	DdlnImage  *img;
-	Relation	catrel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
+	TupleDesc	desc = RelationGetDescr(rel);
 	char	  **defaults;
-	int			allocated;
-	int			nestlevel;
-	bool		reuse;
-	List	   *indexes;
-	ListCell   *lc;
-	Oid			replident_index = InvalidOid;
-
-	if (!DdlnImageKind(get_rel_relkind(relid)))
-		return NULL;
-	rel = relation_open(relid, AccessShareLock);
-	desc = RelationGetDescr(rel);
-
-	/*
-	 * Names as pg_dump prints them: qualified unless in pg_catalog, whatever
-	 * the DDL's search_path (ruleutils qualifies what it cannot see).
-	 */
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-
-	img = palloc0(sizeof(DdlnImage));
-	img->relid = relid;
-	img->schema = get_namespace_name_or_temp(RelationGetNamespace(rel));
-	img->name = pstrdup(RelationGetRelationName(rel));
-	img->relkind = rel->rd_rel->relkind;
-	img->replident = rel->rd_rel->relreplident;
 
 	/* defaults and generated expressions, by attnum */
 	defaults = palloc0(sizeof(char *) * (desc->natts + 1));
@@ -542,11 +501,10 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 				continue;
 			defaults[ad->adnum] =
 				DdlnTextResult(DirectFunctionCall2(pg_get_expr, CStringGetTextDatum(ad->adbin),
-												   ObjectIdGetDatum(relid)));
+												   ObjectIdGetDatum(img->relid)));
 		}
 	}
 
-	/* columns, in attnum order, dropped ones left out */
 	img->columns = palloc0(sizeof(DdlnImgColumn) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -569,14 +527,25 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 		else
 			col->def = defaults[att->attnum];
 	}
-	reuse = DdlnImageMayReuse(like, img);
+}
 
-	/* constraints, by name */
-	allocated = 4;
+/*
+ * The constraints of the relation, by name; a definition is taken from
+ * "like" when "reuse" says it cannot have changed.
+ */
+static void
+DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
+{
+	int			allocated = 4;
+	Relation	catrel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
 	img->constraints = palloc(sizeof(DdlnImgPart) * allocated);
 	catrel = table_open(ConstraintRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_constraint_conrelid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
+				ObjectIdGetDatum(img->relid));
 	scan = systable_beginscan(catrel, ConstraintRelidTypidNameIndexId, true, NULL, 1, &key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
@@ -608,8 +577,19 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 	systable_endscan(scan);
 	table_close(catrel, AccessShareLock);
 	qsort(img->constraints, img->nconstraints, sizeof(DdlnImgPart), DdlnPartCmp);
+}
 
-	/* indexes, by name, and the replica identity's */
+/*
+ * The indexes of "rel", by name, each with the constraint it implements
+ * (read the constraints first), and the replica identity's index.
+ */
+static void
+DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool reuse)
+{
+	Oid			replident_index = InvalidOid;
+	List	   *indexes;
+	ListCell   *lc;
+
 	if (img->replident == REPLICA_IDENTITY_INDEX)
 		replident_index = RelationGetReplicaIndex(rel);
 	indexes = RelationGetIndexList(rel);
@@ -641,8 +621,51 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 			img->replident_index = name;
 	}
 	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
+}
 
+/*
+ * The image of relation "relid" as the catalogs say now, or NULL when it is
+ * not a relation of the kinds that have images (or does not exist).  The
+ * columns, defaults and index list come from the relation cache (the
+ * command that touched the relation built its entry already), constraints
+ * from pg_constraint.  "like", an image of the same relation read earlier in
+ * the command, or NULL: the definitions of its unchanged constraints and
+ * indexes are taken from it instead of printed again.  "dropped": read for
+ * a drop's pre-image (no view query, DdlnImageReadKind).
+ */
+static DdlnImage *
+DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
+{
+	Relation	rel;
+	DdlnImage  *img;
+	int			nestlevel;
+	bool		reuse;
+
+	if (!DdlnImageKind(get_rel_relkind(relid)))
+		return NULL;
+	rel = relation_open(relid, AccessShareLock);
+
+	/*
+	 * Names as pg_dump prints them: qualified unless in pg_catalog, whatever
+	 * the DDL's search_path (ruleutils qualifies what it cannot see).
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	img = palloc0(sizeof(DdlnImage));
+	img->relid = relid;
+	img->schema = get_namespace_name_or_temp(RelationGetNamespace(rel));
+	img->name = pstrdup(RelationGetRelationName(rel));
+	img->relkind = rel->rd_rel->relkind;
+	img->replident = rel->rd_rel->relreplident;
+
+	DdlnImageReadColumns(img, rel);
+	reuse = DdlnImageMayReuse(like, img);
+	DdlnImageReadConstraints(img, like, reuse);
+	DdlnImageReadIndexes(img, rel, like, reuse);
 	DdlnImageReadKind(img, dropped);
+
 	AtEOXact_GUC(true, nestlevel);
 	relation_close(rel, AccessShareLock);
 	return img;
