@@ -258,9 +258,9 @@ DdlnGetRelids(bool missing_ok)
 	r.owner = DdlnLookupExtensionOwner();
 	if (!OidIsValid(r.owner))
 	{
-		/* untested: the schema and tables without the extension's row (a DROP EXTENSION in flight) */
 		if (missing_ok)
 			return NULL;
+		/* untested: the schema and tables without the extension's row (a DROP EXTENSION in flight) */
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"%s\" does not exist", DDLN_EXTENSION_NAME)));

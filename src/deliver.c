@@ -1337,6 +1337,7 @@ DdlnDeadLetter(DdlnSubscriber *sub, const DdlnEventKey *event, int32 attempts,
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
+		/* untested: the deliverer's own error (a cancel, a shutdown) inside the dead letter's write */
 		if (DdlnErrorIsDeliverers(edata))
 			ReThrowError(edata);
 		ereport(LOG,

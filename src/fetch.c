@@ -509,6 +509,7 @@ DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 		(desc->natts != DDLN_EV_NATTS && desc->natts != DDLN_EV_NATTS_010) ||
 		TupleDescAttr(desc, DDLN_EV_PROCESSED)->atttypid != INT8OID ||
 		!TupleDescAttr(desc, DDLN_EV_PROCESSED)->attnotnull)
+		/* untested: processed altered by hand (036_hand_altered alters the other columns) */
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the tables of ddl_notify do not have the columns and indexes this version reads"),

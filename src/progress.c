@@ -345,9 +345,9 @@ DdlnStatusSubscribers(int *n)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DdlnBeginSafe(&safe);
-	/* not reached: a plain SELECT of the extension's table */
 	if (SPI_execute("SELECT s.id, s.created_at, s.slot, s.start_snapshot, s.start_xid "
 					"FROM ddl_notify.subscriber s", true, 0) != SPI_OK_SELECT)
+		/* not reached: a plain SELECT of the extension's table */
 		elog(ERROR, "SPI_execute failed reading ddl_notify.subscriber");
 	DdlnEndSafe(&safe);
 	*n = (int) SPI_processed;

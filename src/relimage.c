@@ -1402,6 +1402,7 @@ DdlnImageKeepDropped(DdlnDroppedEnt *ent, Jsonb *jb)
 		MemoryContextSwitchTo(old);
 	}
 	if (BufFileSeek(dropped_file, dropped_end_fileno, dropped_end_offset, SEEK_SET) != 0)
+		/* untested: an I/O error on this backend's own temporary file */
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not seek in the temporary file of ddl_notify's dropped relation images")));
@@ -1504,6 +1505,7 @@ DdlnImageTakeDropped(Oid relid)
 	jb = palloc(ent->len);
 	if (BufFileSeek(dropped_file, ent->fileno, ent->offset, SEEK_SET) != 0 ||
 		BufFileRead(dropped_file, jb, ent->len) != (size_t) ent->len)
+		/* untested: an I/O error on this backend's own temporary file */
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not read the temporary file of ddl_notify's dropped relation images")));

@@ -1069,7 +1069,7 @@ DdlnExtensionStillThere(bool was_starting, const char *dbname)
 		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 		if (my_slot->wake && !my_slot->stop)
 		{
-			/* a commit meanwhile (CREATE EXTENSION?): look again */
+			/* untested: a commit meanwhile (CREATE EXTENSION?): look again */
 			LWLockRelease(ddln_shared->lock);
 			return false;
 		}
