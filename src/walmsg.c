@@ -102,9 +102,13 @@ DdlnWalString(StringInfo buf, const char *s, int len)
 	appendStringInfoChar(buf, '"');
 }
 
-/* One column's value, as to_jsonb() of the row would spell it. */
+/*
+ * An integer, oid or xid8 value (typid one of INT2OID, INT4OID, INT8OID,
+ * OIDOID, XID8OID), as to_jsonb() of the row would spell it: the integers
+ * as numbers, oid and xid8 as strings.
+ */
 static void
-DdlnWalValue(StringInfo buf, Oid typid, Datum value)
+DdlnWalNumber(StringInfo buf, Oid typid, Datum value)
 {
 	char		num[MAXINT8LEN + 3];
 	int			len;
@@ -135,6 +139,44 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 			len = pg_ulltoa_n(U64FromFullTransactionId(DatumGetFullTransactionId(value)), num + 1);
 			num[len + 1] = '"';
 			appendBinaryStringInfo(buf, num, len + 2);
+			break;
+	}
+}
+
+/*
+ * A value of a type DdlnWalValue does not spell itself: an array as
+ * array_to_json() makes it, anything else its text (the type's output
+ * function), as a string.
+ */
+static void
+DdlnWalOther(StringInfo buf, Oid typid, Datum value)
+{
+	if (OidIsValid(get_element_type(typid)))
+		appendStringInfoString(buf,
+							   TextDatumGetCString(DirectFunctionCall1(array_to_json, value)));
+	else
+	{
+		Oid			out;
+		bool		varlena;
+
+		/* anything else: its text, as a string */
+		getTypeOutputInfo(typid, &out, &varlena);
+		escape_json(buf, OidOutputFunctionCall(out, value));
+	}
+}
+
+/* One column's value, as to_jsonb() of the row would spell it. */
+static void
+DdlnWalValue(StringInfo buf, Oid typid, Datum value)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case XID8OID:
+			DdlnWalNumber(buf, typid, value);
 			break;
 		case BOOLOID:
 			appendStringInfoString(buf, DatumGetBool(value) ? "true" : "false");
@@ -176,18 +218,7 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 			}
 			break;
 		default:
-			if (OidIsValid(get_element_type(typid)))
-				appendStringInfoString(buf,
-									   TextDatumGetCString(DirectFunctionCall1(array_to_json, value)));
-			else
-			{
-				Oid			out;
-				bool		varlena;
-
-				/* anything else: its text, as a string */
-				getTypeOutputInfo(typid, &out, &varlena);
-				escape_json(buf, OidOutputFunctionCall(out, value));
-			}
+			DdlnWalOther(buf, typid, value);
 			break;
 	}
 }
