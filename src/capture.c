@@ -1119,6 +1119,119 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The schema of a dropped trigger, policy or rule, for which
+ * pg_event_trigger_dropped_objects() gives none: its table's, the first of
+ * the row's address_names (column 10).  NULL for any other kind of object,
+ * or when address_names is null or empty.
+ */
+static char *
+DdlnDroppedTableSchema(DdlnObjects *objs, const char *object_type)
+{
+	ArrayType  *names;
+	Datum	   *elems;
+	bool	   *enulls;
+	int			nelems;
+
+	/* a trigger, policy or rule lives in its table's schema */
+	if (!(object_type && !objs->nulls[10] &&
+		  (strcmp(object_type, "trigger") == 0 ||
+		   strcmp(object_type, "policy") == 0 ||
+		   strcmp(object_type, "rule") == 0)))
+		return NULL;
+	names = DatumGetArrayTypeP(objs->values[10]);
+	if (ArrayGetNItems(ARR_NDIM(names), ARR_DIMS(names)) <= 0)
+		return NULL;
+	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &enulls, &nelems);
+	return enulls[0] ? NULL : TextDatumGetCString(elems[0]);
+}
+
+/*
+ * The event row of the current row of pg_event_trigger_dropped_objects(),
+ * without its details, in "row" (zeroed by the caller).
+ *
+ * Columns: classid, objid, objsubid, original, normal, is_temporary,
+ * object_type, schema_name, object_name, object_identity, address_names,
+ * address_args
+ */
+static void
+DdlnDroppedRow(DdlnObjects *objs, const char *tag, DdlnEventRow *row)
+{
+	Datum	   *v = objs->values;
+
+	row->trigger_event = "sql_drop";
+	row->command_tag = tag;
+	row->object_type = DdlnObjText(objs, 6);
+	row->schema_name = DdlnObjText(objs, 7);
+	row->object_identity = DdlnObjText(objs, 9);
+	row->has_address = true;
+	row->classid = DatumGetObjectId(v[0]);
+	row->objid = DatumGetObjectId(v[1]);
+	row->objsubid = DatumGetInt32(v[2]);
+	if (row->schema_name == NULL)
+		row->schema_name = DdlnDroppedTableSchema(objs, row->object_type);
+}
+
+/*
+ * Is this dropped object one capture never records: the extension's own, a
+ * temporary one (unless ddl_notify.capture_temp), a view's _RETURN rule, or
+ * an internal companion nobody names (row and array types, TOAST tables,
+ * a foreign key's system triggers)?  original, normal and is_temp are the
+ * row's columns of those names.
+ */
+static bool
+DdlnDropIgnored(const DdlnEventRow *row, bool original, bool normal,
+				bool is_temp)
+{
+	if (DdlnIsOwnObject(row->object_type, row->schema_name, row->object_identity))
+		return true;
+	if (!ddln_capture_temp && (is_temp || DdlnIsTempSchema(row->schema_name)))
+		return true;
+
+	/* a view's rule, whatever dependency path reached it */
+	if (row->object_type && strcmp(row->object_type, "rule") == 0 && row->object_identity &&
+		strncmp(row->object_identity, "\"_RETURN\" on ", 13) == 0)
+		return true;
+
+	/* internal companions nobody names */
+	if (!original && !normal && row->object_type != NULL)
+	{
+		if (strcmp(row->object_type, "type") == 0 ||
+			strcmp(row->object_type, "toast table") == 0)
+			return true;
+		if (row->schema_name && strcmp(row->schema_name, "pg_toast") == 0)
+			return true;
+		/* the system triggers that implement a foreign key */
+		if (strcmp(row->object_type, "trigger") == 0 && row->object_identity &&
+			strncmp(row->object_identity, "\"RI_ConstraintTrigger_", 22) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A dropped object's details: {"original", "cascaded", "address_names",
+ * "address_args"} from the current row of pg_event_trigger_dropped_objects()
+ * ("cascaded" is its "normal").
+ */
+static Jsonb *
+DdlnDropDetails(DdlnObjects *objs, bool original, bool normal)
+{
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "original");
+	DdlnJsonBool(&st, original);
+	DdlnJsonKey(&st, "cascaded");
+	DdlnJsonBool(&st, normal);
+	DdlnJsonKey(&st, "address_names");
+	DdlnJsonTextArray(&st, objs->nulls[10], objs->values[10]);
+	DdlnJsonKey(&st, "address_args");
+	DdlnJsonTextArray(&st, objs->nulls[11], objs->values[11]);
+	return DdlnJsonFinish(&st);
+}
+
+/*
  * sql_drop: every dropped object the user named or CASCADE took, with its
  * identity (pg_event_trigger_ddl_commands() shows nothing for DROP).
  */
@@ -1145,88 +1258,21 @@ ddl_notify_capture_sql_drop(PG_FUNCTION_ARGS)
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify sql_drop row",
 								   ALLOCSET_DEFAULT_SIZES);
 
-	/*
-	 * Columns: classid, objid, objsubid, original, normal, is_temporary,
-	 * object_type, schema_name, object_name, object_identity, address_names,
-	 * address_args
-	 */
+	/* Columns: see DdlnDroppedRow */
 	while (!about_this && DdlnNextObject(&objs))
 	{
-		Datum	   *v = objs.values;
-		bool	   *isnull = objs.nulls;
 		DdlnEventRow row = {0};
-		bool		original = DatumGetBool(v[3]);
-		bool		normal = DatumGetBool(v[4]);
-		bool		is_temp = DatumGetBool(v[5]);
-		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+		bool		original = DatumGetBool(objs.values[3]);
+		bool		normal = DatumGetBool(objs.values[4]);
+		bool		is_temp = DatumGetBool(objs.values[5]);
 
 		MemoryContextReset(rowcxt);
 		MemoryContextSwitchTo(rowcxt);
-		row.trigger_event = "sql_drop";
-		row.command_tag = tag;
-		row.object_type = DdlnObjText(&objs, 6);
-		row.schema_name = DdlnObjText(&objs, 7);
-		row.object_identity = DdlnObjText(&objs, 9);
-		row.has_address = true;
-		row.classid = DatumGetObjectId(v[0]);
-		row.objid = DatumGetObjectId(v[1]);
-		row.objsubid = DatumGetInt32(v[2]);
-
-		/* a trigger, policy or rule lives in its table's schema */
-		if (row.schema_name == NULL && row.object_type && !isnull[10] &&
-			(strcmp(row.object_type, "trigger") == 0 ||
-			 strcmp(row.object_type, "policy") == 0 ||
-			 strcmp(row.object_type, "rule") == 0))
-		{
-			ArrayType  *names = DatumGetArrayTypeP(v[10]);
-
-			if (ArrayGetNItems(ARR_NDIM(names), ARR_DIMS(names)) > 0)
-			{
-				Datum	   *elems;
-				bool	   *enulls;
-				int			nelems;
-
-				deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT,
-								  &elems, &enulls, &nelems);
-				if (!enulls[0])
-					row.schema_name = TextDatumGetCString(elems[0]);
-			}
-		}
-
-		if (DdlnIsOwnObject(row.object_type, row.schema_name, row.object_identity))
-			continue;
-		if (!ddln_capture_temp && (is_temp || DdlnIsTempSchema(row.schema_name)))
+		DdlnDroppedRow(&objs, tag, &row);
+		if (DdlnDropIgnored(&row, original, normal, is_temp))
 			continue;
 
-		/* a view's rule, whatever dependency path reached it */
-		if (row.object_type && strcmp(row.object_type, "rule") == 0 && row.object_identity &&
-			strncmp(row.object_identity, "\"_RETURN\" on ", 13) == 0)
-			continue;
-
-		/* internal companions nobody names */
-		if (!original && !normal && row.object_type != NULL)
-		{
-			if (strcmp(row.object_type, "type") == 0 ||
-				strcmp(row.object_type, "toast table") == 0)
-				continue;
-			if (row.schema_name && strcmp(row.schema_name, "pg_toast") == 0)
-				continue;
-			/* the system triggers that implement a foreign key */
-			if (strcmp(row.object_type, "trigger") == 0 && row.object_identity &&
-				strncmp(row.object_identity, "\"RI_ConstraintTrigger_", 22) == 0)
-				continue;
-		}
-
-		DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
-		DdlnJsonKey(&st, "original");
-		DdlnJsonBool(&st, original);
-		DdlnJsonKey(&st, "cascaded");
-		DdlnJsonBool(&st, normal);
-		DdlnJsonKey(&st, "address_names");
-		DdlnJsonTextArray(&st, isnull[10], v[10]);
-		DdlnJsonKey(&st, "address_args");
-		DdlnJsonTextArray(&st, isnull[11], v[11]);
-		row.details = DdlnJsonFinish(&st);
+		row.details = DdlnDropDetails(&objs, original, normal);
 		/* the pre-image of a dropped relation (relimage.c) */
 		if (ddln_capture_changes && row.classid == RelationRelationId && row.objsubid == 0)
 			row.details = DdlnDetailsWith(row.details, DdlnImageTakeDropped(row.objid));

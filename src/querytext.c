@@ -324,91 +324,156 @@ DdlnPercentDecode(const char *s, int len)
 }
 
 /*
- * A libpq connection string with the values of "password" and
- * "sslpassword" replaced by ********, read as libpq reads it: the URI form
- * (postgresql://user:password@host/db?password=...) or keyword = value
- * pairs, values quoted with '...' (backslash escapes) or not.  NULL if it has
- * no such value, or is not a connection string at all.
+ * The authority of a URI connection string (the text after its scheme, of
+ * "prefix" bytes, up to the first / or ?), appended to "out" with the
+ * scheme, and with the password of user:password@host replaced by
+ * ********.  Returns whether it replaced one; *rest is set to the text
+ * after the authority.
+ */
+static bool
+DdlnRedactUriAuthority(StringInfo out, const char *v, size_t prefix,
+					   const char **rest)
+{
+	const char *auth = v + prefix;
+	size_t		authlen = strcspn(auth, "/?");
+	const char *at = NULL;
+	bool		redacted = false;
+
+	for (const char *c = auth; c < auth + authlen; c++)
+		if (*c == '@')
+			at = c;
+	appendBinaryStringInfo(out, v, prefix);
+	if (at != NULL)
+	{
+		const char *colon = memchr(auth, ':', at - auth);
+
+		if (colon != NULL)
+		{
+			appendBinaryStringInfo(out, auth, colon + 1 - auth);
+			appendStringInfoString(out, "********");
+			appendBinaryStringInfo(out, at, auth + authlen - at);
+			redacted = true;
+		}
+		else
+			appendBinaryStringInfo(out, auth, authlen);
+	}
+	else
+		appendBinaryStringInfo(out, auth, authlen);
+	*rest = auth + authlen;
+	return redacted;
+}
+
+/*
+ * The parameters of a URI connection string (the text after its '?', "p"),
+ * appended to "out" with the values of password and sslpassword (their
+ * names %-decoded, as libpq decodes them) replaced by ********.  Returns
+ * whether it replaced one.
+ */
+static bool
+DdlnRedactUriParams(StringInfo out, const char *p)
+{
+	bool		redacted = false;
+
+	while (*p)
+	{
+		size_t		plen = strcspn(p, "&");
+		const char *eq = memchr(p, '=', plen);
+
+		if (eq != NULL)
+		{
+			char	   *key = DdlnPercentDecode(p, eq - p);
+
+			if (DdlnIsConninfoSecret(key, strlen(key)))
+			{
+				appendBinaryStringInfo(out, p, eq + 1 - p);
+				appendStringInfoString(out, "********");
+				redacted = true;
+			}
+			else
+				appendBinaryStringInfo(out, p, plen);
+		}
+		else
+			appendBinaryStringInfo(out, p, plen);
+		p += plen;
+		if (*p == '&')
+			appendStringInfoChar(out, *p++);
+	}
+	return redacted;
+}
+
+/*
+ * A connection string in URI form (postgresql://user:password@host/db?
+ * password=..., its scheme "prefix" bytes long) with the password of its
+ * authority and the values of its password and sslpassword parameters
+ * replaced by ********.  NULL if it has none.
  */
 static char *
-DdlnRedactConninfo(const char *v)
+DdlnRedactConninfoUri(const char *v, size_t prefix)
+{
+	StringInfoData out;
+	const char *p;
+	const char *q;
+	bool		redacted;
+
+	initStringInfo(&out);
+	redacted = DdlnRedactUriAuthority(&out, v, prefix, &p);
+	q = strchr(p, '?');
+	if (q == NULL)
+	{
+		appendStringInfoString(&out, p);
+		return redacted ? out.data : NULL;
+	}
+	appendBinaryStringInfo(&out, p, q + 1 - p);
+	if (DdlnRedactUriParams(&out, q + 1))
+		redacted = true;
+	return redacted ? out.data : NULL;
+}
+
+/*
+ * The end of the value of a keyword = value pair that starts at "p", read
+ * as libpq reads it: quoted with '...' (backslash escapes) up to and with
+ * its closing quote, or up to the next white space (backslash escapes too).
+ * NULL if a quoted value is never closed.
+ */
+static const char *
+DdlnConninfoValueEnd(const char *p)
+{
+	if (*p == '\'')
+	{
+		p++;
+		while (*p && *p != '\'')
+		{
+			if (*p == '\\' && p[1])
+				p++;
+			p++;
+		}
+		if (*p != '\'')
+			return NULL;
+		return p + 1;
+	}
+	while (*p && !isspace((unsigned char) *p))
+	{
+		if (*p == '\\' && p[1])
+			p++;
+		p++;
+	}
+	return p;
+}
+
+/*
+ * A connection string of keyword = value pairs with the values of password
+ * and sslpassword replaced by ********, everything else (white space
+ * included) kept as it was.  NULL if it has no such value, or is not a
+ * connection string at all.
+ */
+static char *
+DdlnRedactConninfoPairs(const char *v)
 {
 	StringInfoData out;
 	const char *p = v;
 	bool		redacted = false;
-	size_t		prefix = 0;
 
-	if (pg_strncasecmp(v, "postgresql://", 13) == 0)
-		prefix = 13;
-	else if (pg_strncasecmp(v, "postgres://", 11) == 0)
-		prefix = 11;
-	else if (strstr(v, "password") == NULL)
-		return NULL;			/* libpq's keywords have no escapes */
 	initStringInfo(&out);
-	if (prefix > 0)
-	{
-		const char *auth = v + prefix;
-		size_t		authlen = strcspn(auth, "/?");
-		const char *at = NULL;
-		const char *q;
-
-		for (const char *c = auth; c < auth + authlen; c++)
-			if (*c == '@')
-				at = c;
-		appendBinaryStringInfo(&out, v, prefix);
-		if (at != NULL)
-		{
-			const char *colon = memchr(auth, ':', at - auth);
-
-			if (colon != NULL)
-			{
-				appendBinaryStringInfo(&out, auth, colon + 1 - auth);
-				appendStringInfoString(&out, "********");
-				appendBinaryStringInfo(&out, at, auth + authlen - at);
-				redacted = true;
-			}
-			else
-				appendBinaryStringInfo(&out, auth, authlen);
-		}
-		else
-			appendBinaryStringInfo(&out, auth, authlen);
-		p = auth + authlen;
-		q = strchr(p, '?');
-		if (q == NULL)
-		{
-			appendStringInfoString(&out, p);
-			return redacted ? out.data : NULL;
-		}
-		appendBinaryStringInfo(&out, p, q + 1 - p);
-		p = q + 1;
-		while (*p)
-		{
-			size_t		plen = strcspn(p, "&");
-			const char *eq = memchr(p, '=', plen);
-
-			if (eq != NULL)
-			{
-				char	   *key = DdlnPercentDecode(p, eq - p);
-
-				if (DdlnIsConninfoSecret(key, strlen(key)))
-				{
-					appendBinaryStringInfo(&out, p, eq + 1 - p);
-					appendStringInfoString(&out, "********");
-					redacted = true;
-				}
-				else
-					appendBinaryStringInfo(&out, p, plen);
-			}
-			else
-				appendBinaryStringInfo(&out, p, plen);
-			p += plen;
-			if (*p == '&')
-				appendStringInfoChar(&out, *p++);
-		}
-		return redacted ? out.data : NULL;
-	}
-
-	/* keyword = value ... */
 	while (*p)
 	{
 		const char *key;
@@ -433,28 +498,9 @@ DdlnRedactConninfo(const char *v)
 		/* the text from the keyword up to the value, as it was */
 		appendBinaryStringInfo(&out, key, p - key);
 		val = p;
-		if (*p == '\'')
-		{
-			p++;
-			while (*p && *p != '\'')
-			{
-				if (*p == '\\' && p[1])
-					p++;
-				p++;
-			}
-			if (*p != '\'')
-				return NULL;	/* unterminated: not one libpq accepts */
-			p++;
-		}
-		else
-		{
-			while (*p && !isspace((unsigned char) *p))
-			{
-				if (*p == '\\' && p[1])
-					p++;
-				p++;
-			}
-		}
+		p = DdlnConninfoValueEnd(val);
+		if (p == NULL)
+			return NULL;		/* unterminated: not one libpq accepts */
 		if (DdlnIsConninfoSecret(key, keylen))
 		{
 			appendStringInfoString(&out, "********");
@@ -464,6 +510,25 @@ DdlnRedactConninfo(const char *v)
 			appendBinaryStringInfo(&out, val, p - val);
 	}
 	return redacted ? out.data : NULL;
+}
+
+/*
+ * A libpq connection string with the values of "password" and
+ * "sslpassword" replaced by ********, read as libpq reads it: the URI form
+ * (postgresql://user:password@host/db?password=...) or keyword = value
+ * pairs, values quoted with '...' (backslash escapes) or not.  NULL if it has
+ * no such value, or is not a connection string at all.
+ */
+static char *
+DdlnRedactConninfo(const char *v)
+{
+	if (pg_strncasecmp(v, "postgresql://", 13) == 0)
+		return DdlnRedactConninfoUri(v, 13);
+	if (pg_strncasecmp(v, "postgres://", 11) == 0)
+		return DdlnRedactConninfoUri(v, 11);
+	if (strstr(v, "password") == NULL)
+		return NULL;			/* libpq's keywords have no escapes */
+	return DdlnRedactConninfoPairs(v);
 }
 
 /*

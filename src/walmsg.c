@@ -102,9 +102,13 @@ DdlnWalString(StringInfo buf, const char *s, int len)
 	appendStringInfoChar(buf, '"');
 }
 
-/* One column's value, as to_jsonb() of the row would spell it. */
+/*
+ * An integer, oid or xid8 value (typid one of INT2OID, INT4OID, INT8OID,
+ * OIDOID, XID8OID), as to_jsonb() of the row would spell it: the integers
+ * as numbers, oid and xid8 as strings.
+ */
 static void
-DdlnWalValue(StringInfo buf, Oid typid, Datum value)
+DdlnWalNumber(StringInfo buf, Oid typid, Datum value)
 {
 	char		num[MAXINT8LEN + 3];
 	int			len;
@@ -135,6 +139,44 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 			len = pg_ulltoa_n(U64FromFullTransactionId(DatumGetFullTransactionId(value)), num + 1);
 			num[len + 1] = '"';
 			appendBinaryStringInfo(buf, num, len + 2);
+			break;
+	}
+}
+
+/*
+ * A value of a type DdlnWalValue does not spell itself: an array as
+ * array_to_json() makes it, anything else its text (the type's output
+ * function), as a string.
+ */
+static void
+DdlnWalOther(StringInfo buf, Oid typid, Datum value)
+{
+	if (OidIsValid(get_element_type(typid)))
+		appendStringInfoString(buf,
+							   TextDatumGetCString(DirectFunctionCall1(array_to_json, value)));
+	else
+	{
+		Oid			out;
+		bool		varlena;
+
+		/* anything else: its text, as a string */
+		getTypeOutputInfo(typid, &out, &varlena);
+		escape_json(buf, OidOutputFunctionCall(out, value));
+	}
+}
+
+/* One column's value, as to_jsonb() of the row would spell it. */
+static void
+DdlnWalValue(StringInfo buf, Oid typid, Datum value)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case XID8OID:
+			DdlnWalNumber(buf, typid, value);
 			break;
 		case BOOLOID:
 			appendStringInfoString(buf, DatumGetBool(value) ? "true" : "false");
@@ -176,18 +218,7 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 			}
 			break;
 		default:
-			if (OidIsValid(get_element_type(typid)))
-				appendStringInfoString(buf,
-									   TextDatumGetCString(DirectFunctionCall1(array_to_json, value)));
-			else
-			{
-				Oid			out;
-				bool		varlena;
-
-				/* anything else: its text, as a string */
-				getTypeOutputInfo(typid, &out, &varlena);
-				escape_json(buf, OidOutputFunctionCall(out, value));
-			}
+			DdlnWalOther(buf, typid, value);
 			break;
 	}
 }
@@ -297,49 +328,26 @@ DdlnWalIdentityIndex(StringInfo buf, Oid relid, bool primary,
 }
 
 /*
- * Version 1 only: ,"table":{...}: an ordinary or partitioned table's
- * columns after the command (every attribute with a positive number,
- * dropped ones flagged) and its replica identity.  Nothing for any other
- * kind of relation.
+ * ,"columns":[...]: the relation's columns numbered 1 to natts, each with its
+ * name, type (null once dropped), not-null flag, position and dropped flag.
+ * Returns the names of the live ones, indexed by attnum - 1 (NULL for a
+ * dropped one), for DdlnWalReplicaIdentity.
  */
-static void
-DdlnWalTable(StringInfo buf, Oid relid)
+static char **
+DdlnWalColumns(StringInfo buf, Oid relid, int natts)
 {
-	HeapTuple	reltup;
-	Form_pg_class relform;
 	char	  **names;
-	int			natts;
-	char		ident;
 	Relation	attrel;
 	ScanKeyData keys[2];
 	SysScanDesc scan;
 	HeapTuple	atttup;
 	bool		first = true;
 
-	reltup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(reltup))
-		return;
-	relform = (Form_pg_class) GETSTRUCT(reltup);
-	if (relform->relkind != RELKIND_RELATION &&
-		relform->relkind != RELKIND_PARTITIONED_TABLE)
-	{
-		ReleaseSysCache(reltup);
-		return;
-	}
-	natts = relform->relnatts;
-	ident = relform->relreplident;
-
-	appendStringInfoString(buf, ",\"table\":{\"schema\":");
-	escape_json(buf, get_namespace_name(relform->relnamespace));
-	appendStringInfoString(buf, ",\"name\":");
-	escape_json(buf, NameStr(relform->relname));
-	ReleaseSysCache(reltup);
-
 	/*
 	 * Its columns (attnum > 0) in one scan of pg_attribute's index, in
 	 * attnum order: the DDL has just invalidated their cache entries, so
 	 * lookups through the cache would each scan anyway, and build entries.
-	 * The names of the live ones are kept by attnum for the identity below.
+	 * The names of the live ones are kept by attnum for the identity.
 	 */
 	names = palloc0(sizeof(char *) * Max(natts, 1));
 	appendStringInfoString(buf, ",\"columns\":[");
@@ -375,7 +383,20 @@ DdlnWalTable(StringInfo buf, Oid relid)
 	}
 	systable_endscan(scan);
 	table_close(attrel, AccessShareLock);
-	appendStringInfoString(buf, "],\"replica_identity\":");
+	appendStringInfoString(buf, "]");
+	return names;
+}
+
+/*
+ * ,"replica_identity":...,"identity_columns":[...]: the relation's replica
+ * identity setting (ident, its relreplident) spelled as a word, and the
+ * columns it names; names and natts are what DdlnWalColumns returned.
+ */
+static void
+DdlnWalReplicaIdentity(StringInfo buf, Oid relid, char ident,
+					   char **names, int natts)
+{
+	appendStringInfoString(buf, ",\"replica_identity\":");
 	switch (ident)
 	{
 		case REPLICA_IDENTITY_DEFAULT:
@@ -403,7 +424,8 @@ DdlnWalTable(StringInfo buf, Oid relid)
 	appendStringInfoString(buf, ",\"identity_columns\":[");
 	if (ident == REPLICA_IDENTITY_FULL)
 	{
-		first = true;
+		bool		first = true;
+
 		for (int i = 0; i < natts; i++)
 		{
 			if (names[i] == NULL)
@@ -416,7 +438,46 @@ DdlnWalTable(StringInfo buf, Oid relid)
 	}
 	else if (ident == REPLICA_IDENTITY_DEFAULT || ident == REPLICA_IDENTITY_INDEX)
 		DdlnWalIdentityIndex(buf, relid, ident == REPLICA_IDENTITY_DEFAULT, names, natts);
-	appendStringInfoString(buf, "]}");
+	appendStringInfoString(buf, "]");
+}
+
+/*
+ * Version 1 only: ,"table":{...}: an ordinary or partitioned table's
+ * columns after the command (every attribute with a positive number,
+ * dropped ones flagged) and its replica identity.  Nothing for any other
+ * kind of relation.
+ */
+static void
+DdlnWalTable(StringInfo buf, Oid relid)
+{
+	HeapTuple	reltup;
+	Form_pg_class relform;
+	char	  **names;
+	int			natts;
+	char		ident;
+
+	reltup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(reltup))
+		return;
+	relform = (Form_pg_class) GETSTRUCT(reltup);
+	if (relform->relkind != RELKIND_RELATION &&
+		relform->relkind != RELKIND_PARTITIONED_TABLE)
+	{
+		ReleaseSysCache(reltup);
+		return;
+	}
+	natts = relform->relnatts;
+	ident = relform->relreplident;
+
+	appendStringInfoString(buf, ",\"table\":{\"schema\":");
+	escape_json(buf, get_namespace_name(relform->relnamespace));
+	appendStringInfoString(buf, ",\"name\":");
+	escape_json(buf, NameStr(relform->relname));
+	ReleaseSysCache(reltup);
+
+	names = DdlnWalColumns(buf, relid, natts);
+	DdlnWalReplicaIdentity(buf, relid, ident, names, natts);
+	appendStringInfoString(buf, "}");
 }
 
 /*
