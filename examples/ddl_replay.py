@@ -287,6 +287,18 @@ class Applier:
         return self.exists(
             'SELECT pg_catalog.to_regclass(%s) IS NOT NULL', (qname(schema, name),))
 
+    def constraint_droppable(self, schema, table, name):
+        """Is there such a constraint on the copy, other than a NOT NULL
+        one?  (PostgreSQL 18 and later record NOT NULL as constraints and
+        report their drops; a column's nullability travels in the ALTER's
+        changes, "set not null" / "drop not null", instead.)"""
+        return self.exists(
+            'SELECT EXISTS (SELECT FROM pg_catalog.pg_constraint'
+            ' WHERE conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND conname OPERATOR(pg_catalog.=) %s'
+            ' AND contype OPERATOR(pg_catalog.<>) \'n\')',
+            (qname(schema, table), name))
+
     def index_droppable(self, schema, name):
         """Is there such an index, and no constraint's (the constraint's
         drop takes it)?"""
@@ -435,7 +447,7 @@ class Applier:
             elif otype in DROPS and len(names) == 2:
                 self.run('DROP %s IF EXISTS %s CASCADE' % (DROPS[otype], qname(*names)))
             elif otype == 'table constraint' and len(names) == 3:
-                if self.relation_exists(names[0], names[1]):
+                if self.constraint_droppable(names[0], names[1], names[2]):
                     self.run('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s CASCADE'
                              % (qname(names[0], names[1]), ident(names[2])))
             elif otype == 'table column' and len(names) == 3:

@@ -137,7 +137,10 @@ SELECT json_build_object(
                 'n', k.conname, 't', k.contype,
                 'cols', (SELECT json_agg(a.attname ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
                          WHERE a.attrelid = c.oid AND a.attnum = ANY (k.conkey))) ORDER BY k.conname), '[]')
-              FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid),
+              -- not NOT NULL (18 and later catalog it as a constraint): the
+              -- images carry a column's nullability, not that constraint's
+              -- name, so the run neither renames nor drops one by name
+              FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid AND k.contype <> 'n'),
      'idx', (SELECT coalesce(json_agg(json_build_object(
                 'n', i.relname, 'u', x.indisunique, 'c', EXISTS (
                    SELECT FROM pg_catalog.pg_constraint k WHERE k.conindid = i.oid AND k.conrelid = c.oid),
