@@ -99,29 +99,17 @@ DdlnCounterNext(Oid seqrelid)
 }
 
 /*
- * The same, but above "floor": a sequence set back below numbers in use (a
- * restore's setval() into a database that already has rows) is moved past
- * them, so that an identity drawn here never collides with one in use.
+ * Lock sequence "seqrelid" RowExclusiveLock and open it, refusing a relation
+ * that is not a sequence or a sequence that does not count up by 1 without
+ * cycling.  Sets *maxv to its MAXVALUE.
  */
-int64
-DdlnCounterNextAbove(Oid seqrelid, int64 floor)
+static Relation
+DdlnCounterOpen(Oid seqrelid, int64 *maxv)
 {
 	Relation	rel;
 	HeapTuple	pgstup;
 	Form_pg_sequence pgs;
-	int64		maxv;
 	bool		refuse;
-	Buffer		buf;
-	Page		page;
-	ItemId		lp;
-	HeapTupleData tup;
-	Form_pg_sequence_data seq;
-	int64		result;
-	int64		logged = 0;
-	int64		log_cnt;
-	bool		logit;
-	bool		wal;
-	bool		jumped = false;
 
 	LockRelationOid(seqrelid, RowExclusiveLock);
 	rel = relation_open(seqrelid, NoLock);
@@ -135,7 +123,7 @@ DdlnCounterNextAbove(Oid seqrelid, int64 floor)
 	if (!HeapTupleIsValid(pgstup))
 		elog(ERROR, "cache lookup failed for sequence %u", seqrelid);
 	pgs = (Form_pg_sequence) GETSTRUCT(pgstup);
-	maxv = pgs->seqmax;
+	*maxv = pgs->seqmax;
 	refuse = (pgs->seqincrement != 1 || pgs->seqcycle);
 	ReleaseSysCache(pgstup);
 	if (refuse)
@@ -144,17 +132,19 @@ DdlnCounterNextAbove(Oid seqrelid, int64 floor)
 				 errmsg("sequence \"%s\" of ddl_notify must count up by 1 without cycling",
 						RelationGetRelationName(rel)),
 				 errhint("Do not alter the extension's sequences.")));
+	return rel;
+}
 
-	buf = ReadBuffer(rel, 0);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	page = BufferGetPage(buf);
-	/* not reached: only a corrupted sequence page */
-	if (((uint32 *) PageGetSpecialPointer(page))[0] != DDLN_SEQ_MAGIC)
-		elog(ERROR, "bad magic number in sequence \"%s\"", RelationGetRelationName(rel));
-	lp = PageGetItemId(page, FirstOffsetNumber);
-	tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
-	tup.t_len = ItemIdGetLength(lp);
-	seq = (Form_pg_sequence_data) GETSTRUCT(&tup);
+/*
+ * The number to hand out from the sequence tuple "seq" of "rel", as
+ * nextval() would, but above "floor"; *jumped says it was moved past
+ * "floor".  Refuses a sequence at its maximum "maxv", as nextval() does.
+ */
+static int64
+DdlnCounterPick(Relation rel, Form_pg_sequence_data seq, int64 maxv, int64 floor,
+				bool *jumped)
+{
+	int64		result;
 
 	/* a sequence never called (or setval(..., false)) starts at last_value */
 	if (!seq->is_called)
@@ -175,8 +165,27 @@ DdlnCounterNextAbove(Oid seqrelid, int64 floor)
 					 errmsg("nextval: reached maximum value of sequence \"%s\" (%lld)",
 							RelationGetRelationName(rel), (long long) maxv)));
 		result = floor + 1;
-		jumped = true;
+		*jumped = true;
 	}
+	return result;
+}
+
+/*
+ * Advance the sequence tuple "tup" ("seq", on the exclusively locked page of
+ * "buf" of "rel") to "result", handed out: in a critical section, writing
+ * (when it logs ahead and the sequence is WAL-logged) first the XLOG_SEQ_LOG
+ * record stating the tuple as it will be after the numbers logged ahead,
+ * then the tuple itself.  "jumped" says "result" was moved past a floor.
+ */
+static void
+DdlnCounterAdvance(Relation rel, Buffer buf, HeapTuple tup, Form_pg_sequence_data seq,
+				   int64 result, int64 maxv, bool jumped)
+{
+	Page		page = BufferGetPage(buf);
+	int64		logged = 0;
+	int64		log_cnt;
+	bool		logit;
+	bool		wal;
 
 	/*
 	 * Log ahead when the numbers logged last time are used up, on the first
@@ -217,7 +226,7 @@ DdlnCounterNextAbove(Oid seqrelid, int64 floor)
 		XLogBeginInsert();
 		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
 		XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
-		XLogRegisterData((char *) tup.t_data, tup.t_len);
+		XLogRegisterData((char *) tup->t_data, tup->t_len);
 		recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
 		PageSetLSN(page, recptr);
 	}
@@ -226,6 +235,41 @@ DdlnCounterNextAbove(Oid seqrelid, int64 floor)
 	seq->log_cnt = log_cnt;
 
 	END_CRIT_SECTION();
+}
+
+/*
+ * The same, but above "floor": a sequence set back below numbers in use (a
+ * restore's setval() into a database that already has rows) is moved past
+ * them, so that an identity drawn here never collides with one in use.
+ */
+int64
+DdlnCounterNextAbove(Oid seqrelid, int64 floor)
+{
+	Relation	rel;
+	int64		maxv;
+	Buffer		buf;
+	Page		page;
+	ItemId		lp;
+	HeapTupleData tup;
+	Form_pg_sequence_data seq;
+	int64		result;
+	bool		jumped = false;
+
+	rel = DdlnCounterOpen(seqrelid, &maxv);
+
+	buf = ReadBuffer(rel, 0);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	/* not reached: only a corrupted sequence page */
+	if (((uint32 *) PageGetSpecialPointer(page))[0] != DDLN_SEQ_MAGIC)
+		elog(ERROR, "bad magic number in sequence \"%s\"", RelationGetRelationName(rel));
+	lp = PageGetItemId(page, FirstOffsetNumber);
+	tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tup.t_len = ItemIdGetLength(lp);
+	seq = (Form_pg_sequence_data) GETSTRUCT(&tup);
+
+	result = DdlnCounterPick(rel, seq, maxv, floor, &jumped);
+	DdlnCounterAdvance(rel, buf, &tup, seq, result, maxv, jumped);
 
 	UnlockReleaseBuffer(buf);
 	relation_close(rel, RowExclusiveLock);

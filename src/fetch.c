@@ -175,6 +175,106 @@ DdlnChainRule(const DdlnSubscriber *sub, Datum chain)
 }
 
 /*
+ * Refuse tables of ddl_notify whose columns or indexes are not those this
+ * version reads (event with 0.2.0's or 0.1.0's columns, event_xid on two
+ * keys, commit_order's columns).
+ */
+static void
+DdlnFetchCheckShape(Relation order_rel, Relation event_rel, Relation event_idx)
+{
+	TupleDesc	event_desc = RelationGetDescr(event_rel);
+
+	if (IndexRelationGetNumberOfKeyAttributes(event_idx) != 2 ||
+		(event_desc->natts != DDLN_EV_NATTS && event_desc->natts != DDLN_EV_NATTS_010) ||
+		RelationGetDescr(order_rel)->natts != DDLN_CO_NATTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the tables of ddl_notify do not have the columns and indexes this version reads"),
+				 errhint(DDLN_HINT_TABLE_SHAPE)));
+}
+
+/*
+ * Empty "out" and give it room for "limit" events.
+ */
+static void
+DdlnFetchAlloc(DdlnFetched *out, int limit)
+{
+	memset(out, 0, sizeof(*out));
+	out->rows = palloc(sizeof(Datum) * limit);
+	out->keys = palloc(sizeof(DdlnEventKey) * limit);
+	out->tids = palloc(sizeof(ItemPointerData) * limit);
+	out->wanted = palloc(sizeof(bool) * limit);
+	out->suppressed = palloc0(sizeof(uint8) * limit);
+	out->chains = palloc0(sizeof(Datum) * limit);
+}
+
+/*
+ * Add the pending event in "eslot" (of transaction "fxid" at commit position
+ * "pos") to the batch "out": whether the handler wants it (the filters, then
+ * the chain rule), the row as the handler gets it (event.query NULL for a
+ * subscriber whose owner may not read it), its key and TID.  Returns the
+ * row's size, for the batch's memory bound.
+ */
+static int64
+DdlnFetchTake(DdlnSubscriber *sub, TupleTableSlot *eslot, TupleDesc event_desc,
+			  bool has_chain, FullTransactionId fxid, int64 pos, DdlnFetched *out)
+{
+	AttrNumber	a_id = DDLN_EV_ID + 1;
+	AttrNumber	a_tag = DDLN_EV_COMMAND_TAG + 1;
+	AttrNumber	a_type = DDLN_EV_OBJECT_TYPE + 1;
+	AttrNumber	a_schema = DDLN_EV_SCHEMA_NAME + 1;
+	int			query_col = DDLN_EV_QUERY + 1;
+	Datum		null_datum = (Datum) 0;
+	bool		null_flag = true;
+	bool		isnull;
+	bool		shouldfree;
+	HeapTuple	tup;
+	bool		wanted;
+	Datum		chain = (Datum) 0;
+	DdlnSuppressed suppressed = DDLN_DELIVER;
+	int64		bytes;
+
+	wanted = DdlnFilterPasses(&sub->command_tags, eslot, a_tag) &&
+		DdlnFilterPasses(&sub->object_types, eslot, a_type) &&
+		DdlnFilterPasses(&sub->schemas, eslot, a_schema);
+	if (wanted)
+	{
+		chain = DdlnEventChain(eslot, has_chain);
+		if (chain != (Datum) 0)
+			suppressed = DdlnChainRule(sub, chain);
+		wanted = (suppressed == DDLN_DELIVER);
+	}
+
+	tup = ExecFetchSlotHeapTuple(eslot, false, &shouldfree);
+	if (!sub->may_read_query)
+	{
+		/* the text is not read at all, let alone passed on */
+		HeapTuple	hidden = heap_modify_tuple_by_cols(tup, event_desc, 1,
+													   &query_col, &null_datum,
+													   &null_flag);
+
+		if (shouldfree)
+			heap_freetuple(tup);
+		tup = hidden;
+		shouldfree = true;
+	}
+	out->rows[out->n] = heap_copy_tuple_as_datum(tup, event_desc);
+	if (shouldfree)
+		heap_freetuple(tup);
+	/* the row as the handler gets it, its texts de-TOASTed */
+	bytes = HeapTupleHeaderGetDatumLength(DatumGetHeapTupleHeader(out->rows[out->n]));
+	out->keys[out->n].id = DatumGetInt64(slot_getattr(eslot, a_id, &isnull));
+	out->keys[out->n].xid = fxid;
+	out->keys[out->n].pos = pos;
+	out->tids[out->n] = eslot->tts_tid;
+	out->wanted[out->n] = wanted;
+	out->suppressed[out->n] = (uint8) suppressed;
+	out->chains[out->n] = wanted ? chain : (Datum) 0;
+	out->n++;
+	return bytes;
+}
+
+/*
  * Read up to "limit" of the subscriber's pending events in delivery order
  * (protocol step 2): transactions in commit order, then each transaction's
  * events in id order; inside transaction floor->xid only those after
@@ -205,39 +305,19 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	TupleDesc	event_desc = RelationGetDescr(event_rel);
 	AttrNumber	a_order_xid = DDLN_CO_XID + 1;
 	AttrNumber	a_order_pos = DDLN_CO_POS + 1;
-	AttrNumber	a_id = DDLN_EV_ID + 1;
 	AttrNumber	a_processed = DDLN_EV_PROCESSED + 1;
-	AttrNumber	a_tag = DDLN_EV_COMMAND_TAG + 1;
-	AttrNumber	a_type = DDLN_EV_OBJECT_TYPE + 1;
-	AttrNumber	a_schema = DDLN_EV_SCHEMA_NAME + 1;
 	bool		has_chain = (event_desc->natts == DDLN_EV_NATTS);
 	int64		bit = INT64CONST(1) << sub->slot;
 	int64		max_bytes = (int64) ddln_batch_memory * 1024;
 	int64		bytes = 0;
-	int			query_col = DDLN_EV_QUERY + 1;
-	Datum		null_datum = (Datum) 0;
-	bool		null_flag = true;
 	Snapshot	snap;
 	TupleTableSlot *oslot;
 	TupleTableSlot *eslot;
 	IndexScanDesc walk;
 	IndexScanDesc scan;
 
-	if (IndexRelationGetNumberOfKeyAttributes(event_idx) != 2 ||
-		(event_desc->natts != DDLN_EV_NATTS && event_desc->natts != DDLN_EV_NATTS_010) ||
-		RelationGetDescr(order_rel)->natts != DDLN_CO_NATTS)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the tables of ddl_notify do not have the columns and indexes this version reads"),
-				 errhint(DDLN_HINT_TABLE_SHAPE)));
-
-	memset(out, 0, sizeof(*out));
-	out->rows = palloc(sizeof(Datum) * limit);
-	out->keys = palloc(sizeof(DdlnEventKey) * limit);
-	out->tids = palloc(sizeof(ItemPointerData) * limit);
-	out->wanted = palloc(sizeof(bool) * limit);
-	out->suppressed = palloc0(sizeof(uint8) * limit);
-	out->chains = palloc0(sizeof(Datum) * limit);
+	DdlnFetchCheckShape(order_rel, event_rel, event_idx);
+	DdlnFetchAlloc(out, limit);
 
 	/*
 	 * READ COMMITTED: what committed before now, this batch's lock included,
@@ -273,52 +353,10 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 			   index_getnext_slot(scan, ForwardScanDirection, eslot))
 		{
 			int64		processed = DatumGetInt64(slot_getattr(eslot, a_processed, &isnull));
-			bool		shouldfree;
-			HeapTuple	tup;
-			bool		wanted;
-			Datum		chain = (Datum) 0;
-			DdlnSuppressed suppressed = DDLN_DELIVER;
 
 			if (processed & bit)
 				continue;		/* handled already */
-
-			wanted = DdlnFilterPasses(&sub->command_tags, eslot, a_tag) &&
-				DdlnFilterPasses(&sub->object_types, eslot, a_type) &&
-				DdlnFilterPasses(&sub->schemas, eslot, a_schema);
-			if (wanted)
-			{
-				chain = DdlnEventChain(eslot, has_chain);
-				if (chain != (Datum) 0)
-					suppressed = DdlnChainRule(sub, chain);
-				wanted = (suppressed == DDLN_DELIVER);
-			}
-
-			tup = ExecFetchSlotHeapTuple(eslot, false, &shouldfree);
-			if (!sub->may_read_query)
-			{
-				/* the text is not read at all, let alone passed on */
-				HeapTuple	hidden = heap_modify_tuple_by_cols(tup, event_desc, 1,
-															   &query_col, &null_datum,
-															   &null_flag);
-
-				if (shouldfree)
-					heap_freetuple(tup);
-				tup = hidden;
-				shouldfree = true;
-			}
-			out->rows[out->n] = heap_copy_tuple_as_datum(tup, event_desc);
-			if (shouldfree)
-				heap_freetuple(tup);
-			/* the row as the handler gets it, its texts de-TOASTed */
-			bytes += HeapTupleHeaderGetDatumLength(DatumGetHeapTupleHeader(out->rows[out->n]));
-			out->keys[out->n].id = DatumGetInt64(slot_getattr(eslot, a_id, &isnull));
-			out->keys[out->n].xid = fxid;
-			out->keys[out->n].pos = pos;
-			out->tids[out->n] = eslot->tts_tid;
-			out->wanted[out->n] = wanted;
-			out->suppressed[out->n] = (uint8) suppressed;
-			out->chains[out->n] = wanted ? chain : (Datum) 0;
-			out->n++;
+			bytes += DdlnFetchTake(sub, eslot, event_desc, has_chain, fxid, pos, out);
 		}
 	}
 

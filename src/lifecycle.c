@@ -143,6 +143,100 @@ DdlnBindRestored(const char *handler, Oid owner, Oid *handler_oid, bool *bound,
 	*sqlstate = pstrdup(unpack_sql_state(verdict.sqlerrcode));
 }
 
+/* What the restore trigger decided for a restored row: the columns it sets. */
+typedef struct DdlnRestored
+{
+	int32		slot;			/* the row's slot in this database */
+	int32		id;				/* its id, kept unless in use here */
+	Oid			handler_oid;	/* the handler its name found, or InvalidOid */
+	Oid			owner;			/* the owner its name found, or InvalidOid */
+	bool		bound;			/* the handler is bound (resolved_in set) */
+	bool		confirmed;		/* delivered to without a confirmation */
+	char	   *error;			/* last_error, or NULL */
+	const char *sqlstate;		/* last_error_sqlstate, or NULL */
+} DdlnRestored;
+
+/*
+ * Read a restored row's handler and owner names (both required) and its
+ * slot in the old database (-1 if none), and refuse the restore unless the
+ * restoring role may act for the owner (a superuser only when the owner
+ * does not exist here).  Returns the owner's OID, or InvalidOid.
+ */
+static Oid
+DdlnRestoreReadRow(HeapTuple tup, TupleDesc desc, char **handler, char **owner_name,
+				   int32 *slot)
+{
+	bool		isnull;
+	Datum		d;
+	Oid			owner;
+
+	d = heap_getattr(tup, DdlnColumn(desc, "handler"), desc, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("a restored subscriber must name its handler")));
+	*handler = TextDatumGetCString(d);
+	d = heap_getattr(tup, DdlnColumn(desc, "owner_name"), desc, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("a restored subscriber must name its owner")));
+	*owner_name = pstrdup(NameStr(*DatumGetName(d)));
+	d = heap_getattr(tup, DdlnColumn(desc, "slot"), desc, &isnull);
+	*slot = isnull ? -1 : DatumGetInt32(d);
+
+	/* a dump is data: the restoring role must be one that may act for the owner */
+	owner = get_role_oid(*owner_name, true);
+	if (OidIsValid(owner) ? !DdlnMayActFor(GetUserId(), owner) : !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to restore a subscriber of role \"%s\"", *owner_name),
+				 errdetail("Only a superuser, or a role with the privileges of a subscriber's owner, may restore it."),
+				 errhint("Restore the subscribers as a superuser, or leave ddl_notify's data out (--exclude-table-data).")));
+	return owner;
+}
+
+/*
+ * Fill cols, values and nulls (16 entries) with the columns the restore
+ * trigger sets in a restored row, from "r": its slot, OIDs and id here, no
+ * delivery state of the old database, a provisional subscription point of
+ * this transaction, the error that keeps it waiting if any, and
+ * restored_at.  Returns the number of columns.
+ */
+static int
+DdlnRestoreColumns(TupleDesc desc, const DdlnRestored *r, int *cols, Datum *values,
+				   bool *nulls)
+{
+	int			n = 0;
+
+#define DDLN_SET(name, value, isnull_) \
+	(cols[n] = DdlnColumn(desc, (name)), values[n] = (value), nulls[n] = (isnull_), n++)
+	DDLN_SET("slot", Int32GetDatum(r->slot), false);
+	DDLN_SET("handler_oid", ObjectIdGetDatum(r->handler_oid), false);
+	DDLN_SET("owner", ObjectIdGetDatum(r->owner), false);
+	DDLN_SET("id", Int32GetDatum(r->id), false);
+	DDLN_SET("resolved_in", Int64GetDatum((int64) GetSystemIdentifier()),
+			 !(r->bound && OidIsValid(r->owner)));
+	DDLN_SET("confirmed", BoolGetDatum(r->confirmed), false);
+	/* provisional, as subscribe()'s; fixed at PRE_COMMIT */
+	DDLN_SET("start_snapshot",
+			 DirectFunctionCall1(pg_snapshot_in,
+								 CStringGetDatum(DdlnSnapshotText(GetLatestSnapshot()))),
+			 false);
+	DDLN_SET("start_xid", FullTransactionIdGetDatum(GetTopFullTransactionId()), false);
+	DDLN_SET("attempts", Int32GetDatum(0), false);
+	DDLN_SET("failing_event", (Datum) 0, true);
+	DDLN_SET("next_retry_at", (Datum) 0, true);
+	DDLN_SET("last_error", r->error ? CStringGetTextDatum(r->error) : (Datum) 0, r->error == NULL);
+	DDLN_SET("last_error_sqlstate", r->sqlstate ? CStringGetTextDatum(r->sqlstate) : (Datum) 0,
+			 r->sqlstate == NULL);
+	DDLN_SET("last_error_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+			 r->error == NULL);
+	DDLN_SET("restored_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
+#undef DDLN_SET
+	return n;
+}
+
 /*
  * BEFORE INSERT trigger on ddl_notify.subscriber: a row that subscribe() did
  * not insert comes from a dump (COPY or INSERT of pg_restore or psql).  It is
@@ -171,19 +265,16 @@ ddl_notify_subscriber_restore(PG_FUNCTION_ARGS)
 	Datum		d;
 	char	   *handler;
 	char	   *owner_name;
-	Oid			handler_oid;
-	Oid			owner;
-	int32		slot;
+	DdlnRestored r = {0};
 	int			cols[16];
 	Datum		values[16];
 	bool		nulls[16];
-	int			n = 0;
-	char	   *error = NULL;
-	const char *sqlstate = NULL;
-	bool		bound = false;
-	bool		confirmed = true;
-	int32		id;
+	int			n;
 
+	r.error = NULL;
+	r.sqlstate = NULL;
+	r.bound = false;
+	r.confirmed = true;
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
 		/* untested: only a superuser attaching the function elsewhere reaches it (an internal error is right) */
@@ -193,73 +284,28 @@ ddl_notify_subscriber_restore(PG_FUNCTION_ARGS)
 		return PointerGetDatum(tup);
 
 	desc = trigdata->tg_relation->rd_att;
-	d = heap_getattr(tup, DdlnColumn(desc, "handler"), desc, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("a restored subscriber must name its handler")));
-	handler = TextDatumGetCString(d);
-	d = heap_getattr(tup, DdlnColumn(desc, "owner_name"), desc, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("a restored subscriber must name its owner")));
-	owner_name = pstrdup(NameStr(*DatumGetName(d)));
-	d = heap_getattr(tup, DdlnColumn(desc, "slot"), desc, &isnull);
-	slot = isnull ? -1 : DatumGetInt32(d);
-
-	/* a dump is data: the restoring role must be one that may act for the owner */
-	owner = get_role_oid(owner_name, true);
-	if (OidIsValid(owner) ? !DdlnMayActFor(GetUserId(), owner) : !superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to restore a subscriber of role \"%s\"", owner_name),
-				 errdetail("Only a superuser, or a role with the privileges of a subscriber's owner, may restore it."),
-				 errhint("Restore the subscribers as a superuser, or leave ddl_notify's data out (--exclude-table-data).")));
+	r.owner = DdlnRestoreReadRow(tup, desc, &handler, &owner_name, &r.slot);
 
 	DdlnLockApi();
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	slot = DdlnRestoreSlot(slot);
+	r.slot = DdlnRestoreSlot(r.slot);
 	d = heap_getattr(tup, DdlnColumn(desc, "id"), desc, &isnull);
-	id = DdlnDrawSubscriberId(isnull ? 0 : DatumGetInt32(d));
+	r.id = DdlnDrawSubscriberId(isnull ? 0 : DatumGetInt32(d));
 	SPI_finish();
 
-	if (!OidIsValid(owner))
+	if (!OidIsValid(r.owner))
 	{
-		handler_oid = DdlnHandlerByName(handler);
-		error = psprintf("role \"%s\" that owns restored subscriber does not exist", owner_name);
-		sqlstate = "42704";
+		r.handler_oid = DdlnHandlerByName(handler);
+		r.error = psprintf("role \"%s\" that owns restored subscriber does not exist", owner_name);
+		r.sqlstate = "42704";
 	}
 	else
-		DdlnBindRestored(handler, owner, &handler_oid, &bound, &confirmed, &error, &sqlstate);
+		DdlnBindRestored(handler, r.owner, &r.handler_oid, &r.bound, &r.confirmed,
+						 &r.error, &r.sqlstate);
 
-#define DDLN_SET(name, value, isnull_) \
-	(cols[n] = DdlnColumn(desc, (name)), values[n] = (value), nulls[n] = (isnull_), n++)
-	DDLN_SET("slot", Int32GetDatum(slot), false);
-	DDLN_SET("handler_oid", ObjectIdGetDatum(handler_oid), false);
-	DDLN_SET("owner", ObjectIdGetDatum(owner), false);
-	DDLN_SET("id", Int32GetDatum(id), false);
-	DDLN_SET("resolved_in", Int64GetDatum((int64) GetSystemIdentifier()),
-			 !(bound && OidIsValid(owner)));
-	DDLN_SET("confirmed", BoolGetDatum(confirmed), false);
-	/* provisional, as subscribe()'s; fixed at PRE_COMMIT */
-	DDLN_SET("start_snapshot",
-			 DirectFunctionCall1(pg_snapshot_in,
-								 CStringGetDatum(DdlnSnapshotText(GetLatestSnapshot()))),
-			 false);
-	DDLN_SET("start_xid", FullTransactionIdGetDatum(GetTopFullTransactionId()), false);
-	DDLN_SET("attempts", Int32GetDatum(0), false);
-	DDLN_SET("failing_event", (Datum) 0, true);
-	DDLN_SET("next_retry_at", (Datum) 0, true);
-	DDLN_SET("last_error", error ? CStringGetTextDatum(error) : (Datum) 0, error == NULL);
-	DDLN_SET("last_error_sqlstate", sqlstate ? CStringGetTextDatum(sqlstate) : (Datum) 0,
-			 sqlstate == NULL);
-	DDLN_SET("last_error_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-			 error == NULL);
-	DDLN_SET("restored_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
-#undef DDLN_SET
+	n = DdlnRestoreColumns(desc, &r, cols, values, nulls);
 
 	ddln_xact_subscribed = true;
 	return PointerGetDatum(heap_modify_tuple_by_cols(tup, desc, n, cols, values, nulls));

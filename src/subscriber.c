@@ -417,36 +417,15 @@ DdlnCheckRoleLimit(Oid caller)
 }
 
 /*
- * subscribe(name, handler, command_tags, object_types, schemas, max_attempts,
- *			 echo) returns the subscriber's id.
+ * subscribe()'s filters, max_attempts and echo (arguments 2 to 6), checked
+ * in that order and stored in values[4..8] and nulls[4..8] as the INSERT of
+ * DdlnSubscribeInsert takes them.
  */
-Datum
-ddl_notify_subscribe(PG_FUNCTION_ARGS)
+static void
+DdlnSubscribeOptions(FunctionCallInfo fcinfo, Datum *values, char *nulls)
 {
-	Oid			caller = GetUserId();
-	char	   *name = DdlnCheckName(fcinfo, 0);
-	Oid			handler;
-	Datum		values[15];
-	char		nulls[15];
 	bool		isnull;
-	Oid			argtypes[15] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
-		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID};
-	Datum		id_datum;
-	int32		id;
-	int32		slot;
-	bool		slot_null;
-	DdlnVerdict verdict;
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("handler must not be null")));
-	handler = PG_GETARG_OID(1);
-	memset(nulls, ' ', sizeof(nulls));
-
-	values[0] = CStringGetTextDatum(name);
-	values[2] = ObjectIdGetDatum(handler);
-	values[3] = ObjectIdGetDatum(caller);
 	values[4] = DdlnCheckFilter(fcinfo, 2, DDLN_FILTER_TAGS, &isnull, NULL);
 	nulls[4] = isnull ? 'n' : ' ';
 	values[5] = DdlnCheckFilter(fcinfo, 3, DDLN_FILTER_OBJTYPES, &isnull, NULL);
@@ -470,19 +449,18 @@ ddl_notify_subscribe(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("echo must not be null")));
 	values[8] = BoolGetDatum(PG_GETARG_BOOL(6));
+}
 
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot subscribe during recovery")));
-
-	if (!DdlnJudgeHandler(handler, caller, DDLN_BIND_CHOSEN, &verdict))
-		DdlnRaiseVerdict(&verdict);
-
-	DdlnLockApi();
-	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+/*
+ * Under the API lock, connected to SPI: refuse a subscriber name already in
+ * use (values[0], typed by argtypes[0]) and return the lowest free slot,
+ * refusing when all DDLN_MAX_SUBSCRIBERS are taken.
+ */
+static int32
+DdlnSubscribeClaimSlot(const char *name, Oid *argtypes, Datum *values)
+{
+	int32		slot;
+	bool		slot_null;
 
 	DdlnApiQueryLatest("SELECT 1 FROM ddl_notify.subscriber WHERE name OPERATOR(pg_catalog.=) $1",
 					   1, argtypes, values);
@@ -503,12 +481,21 @@ ddl_notify_subscribe(PG_FUNCTION_ARGS)
 				 errdetail("ddl_notify supports at most %d subscribers per database.",
 						   DDLN_MAX_SUBSCRIBERS),
 				 errhint("Unsubscribe one first, or let one handler serve several purposes.")));
-	values[1] = Int32GetDatum(slot);
-	DdlnCheckRoleLimit(caller);
+	return slot;
+}
 
-	/* provisional subscription point; fixed at PRE_COMMIT */
-	values[9] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
-	values[10] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+/*
+ * Under the API lock, connected to SPI: draw the new subscriber's id and
+ * insert its row from values[0..10] (nulls, argtypes alike), with the
+ * columns of the installed version (0.2.0's names of handler and owner, or
+ * 0.1.0's columns), flagged as subscribe()'s own insert so the restore
+ * trigger lets it pass.  Returns the id.
+ */
+static int32
+DdlnSubscribeInsert(Oid handler, Oid caller, Oid *argtypes, Datum *values, char *nulls)
+{
+	Datum		id_datum;
+	bool		isnull;
 
 	id_datum = Int32GetDatum(DdlnDrawSubscriberId(0));
 
@@ -553,7 +540,59 @@ ddl_notify_subscribe(PG_FUNCTION_ARGS)
 		ddln_api_inserting = false;
 	}
 	PG_END_TRY();
-	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * subscribe(name, handler, command_tags, object_types, schemas, max_attempts,
+ *			 echo) returns the subscriber's id.
+ */
+Datum
+ddl_notify_subscribe(PG_FUNCTION_ARGS)
+{
+	Oid			caller = GetUserId();
+	char	   *name = DdlnCheckName(fcinfo, 0);
+	Oid			handler;
+	Datum		values[15];
+	char		nulls[15];
+	Oid			argtypes[15] = {TEXTOID, INT4OID, OIDOID, OIDOID, TEXTARRAYOID,
+		TEXTARRAYOID, TEXTARRAYOID, INT4OID, BOOLOID, TEXTOID, XID8OID};
+	int32		id;
+	DdlnVerdict verdict;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("handler must not be null")));
+	handler = PG_GETARG_OID(1);
+	memset(nulls, ' ', sizeof(nulls));
+
+	values[0] = CStringGetTextDatum(name);
+	values[2] = ObjectIdGetDatum(handler);
+	values[3] = ObjectIdGetDatum(caller);
+	DdlnSubscribeOptions(fcinfo, values, nulls);
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot subscribe during recovery")));
+
+	if (!DdlnJudgeHandler(handler, caller, DDLN_BIND_CHOSEN, &verdict))
+		DdlnRaiseVerdict(&verdict);
+
+	DdlnLockApi();
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	values[1] = Int32GetDatum(DdlnSubscribeClaimSlot(name, argtypes, values));
+	DdlnCheckRoleLimit(caller);
+
+	/* provisional subscription point; fixed at PRE_COMMIT */
+	values[9] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
+	values[10] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+
+	id = DdlnSubscribeInsert(handler, caller, argtypes, values, nulls);
 	SPI_finish();
 
 	ddln_xact_subscribed = true;
