@@ -6,6 +6,8 @@
 # global `subscribe`, `deliver` or `skip` can take the place of another
 # library's).
 #
+# G0 (invisible otherwise): a backend that loads this library and another
+# finds each library's functions where it expects them.
 # - Every symbol the installed library exports is _PG_init, the module magic,
 #   or starts with ddl_notify_, Ddln, ddln_ (or pg_finfo_ddl_notify_), except
 #   0.1.0's nine entry points kept in src/legacy.c (named there, checked here
