@@ -6,6 +6,8 @@
 -- empty), the subscriber saw no error, skipped and dead-lettered nothing,
 -- and handled each event exactly once.  The counts go to a file of the
 -- output directory (they change with the suite), not to this output.
+-- The counters are subscriber_status's: the subscriber row's own are
+-- written from shared memory only now and then (src/progress.c).
 -- Catches, seen once each: ddl_notify.event without a replica identity (the
 -- suite's "publication" test creates a FOR ALL TABLES publication, and the
 -- subscriber's last_error kept "cannot delete from table "event""); with
@@ -18,7 +20,7 @@ FROM ddl_notify.subscriber_status;
 SELECT count(*) AS left_in_queue FROM ddl_notify.event;
 SELECT s.delivered = (SELECT count(*) FROM ddl_notify.regress_seen) AS each_once,
 	   s.delivered > 1000 AS many, s.filtered = 0 AS none_filtered
-FROM ddl_notify.subscriber s WHERE s.name = 'regress';
+FROM ddl_notify.subscriber_status s WHERE s.name = 'regress';
 \getenv outdir PG_ABS_BUILDDIR
 \set counts :outdir '/ddl_notify_counts.txt'
 SELECT 'events delivered: ' || (SELECT count(*) FROM ddl_notify.regress_seen)
