@@ -254,7 +254,7 @@ COMMENT ON COLUMN ddl_notify.subscriber.confirmed IS
 	'false for a restored subscriber whose handler binding waits for its owner''s or a superuser''s confirmation';
 
 -- issue 29: events the chain rule did not deliver (their own echo, a loop
--- between handlers, a chain past ddl_notify.max_chain_length); a column of
+-- between handlers, an echo past ddl_notify.max_chain_length); a column of
 -- its own here, added as the update from 0.1.0 adds it
 ALTER TABLE ddl_notify.subscriber ADD COLUMN loop_suppressed bigint NOT NULL DEFAULT 0;
 COMMENT ON COLUMN ddl_notify.subscriber.loop_suppressed IS

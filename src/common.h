@@ -53,6 +53,9 @@
  *	  fetch.c		for the engine: the read of a subscriber's pending events
  *					(two index walks, no SQL) and the writes of processed
  *					bits and deletes (heap, no SQL); engine.h holds their types
+ *	  imagetexts.c	for the engine: which keys of the relation images hold
+ *					texts, and details without them for a subscriber whose
+ *					owner may not read event.query
  *	  progress.c	for the engine: the subscribers' delivery counters in
  *					shared memory between writes of their rows
  *	  failure.c		for the engine: whose error a failed handler call

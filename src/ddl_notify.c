@@ -96,7 +96,7 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("ddl_notify.max_chain_length",
 							"Sets how many handlers in a row may cause one another's events.",
-							"An event that DDL run by handlers caused through this many subscribers is delivered to no subscriber.",
+							"An event that DDL run by handlers caused through this many subscribers is not delivered to a subscriber in that chain; subscribers outside it always get it.",
 							&ddln_max_chain_length, 4, 1, DDLN_MAX_SUBSCRIBERS,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	/* a server-start setting can only be defined while preloading */

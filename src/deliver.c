@@ -33,8 +33,11 @@
  *	  ddln_current_chain the event's chain of origins, so that DDL the
  *	  handler runs is tagged with both (G12, capture.c).  Filtered-out events
  *	  and those the chain rule keeps from the subscriber (fetch.c: its own
- *	  echo, a loop through it, a chain past ddl_notify.max_chain_length) are
- *	  handled without a call; the latter are counted in loop_suppressed.
+ *	  echo, a loop through it, its echo past ddl_notify.max_chain_length;
+ *	  never an event whose chain it is not in) are handled without a call;
+ *	  the latter are counted in loop_suppressed.
+ *	  A subscriber whose owner may not read event.query gets neither it
+ *	  nor the texts of the images in details (imagetexts.c).
  * 4. In the same subtransaction it sets the processed bits with a checked
  *	  transition (the bit must have been clear; rows locked in id order) and
  *	  deletes the rows every subscriber has now handled: written to the heap
@@ -83,7 +86,8 @@
  *	 ddl_notify.lock_timeout: none waits unboundedly for a row a user's
  *	 transaction locked (skip() left open).  Past it, the batch is rolled
  *	 back and the subscriber tried again later; it is not a failure.
- * - A handler gets event.query only if its owner may SELECT it; session-level
+ * - A handler gets event.query, and the texts of the relation images in
+ *	 event.details, only if its owner may SELECT event.query; session-level
  *	 advisory locks a handler took are released after its call.
  *
  * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * engine.h
- *	  The delivery engine's own types, private to deliver.c, fetch.c and
- *	  progress.c: a
+ *	  The delivery engine's own types, private to deliver.c, fetch.c,
+ *	  imagetexts.c and progress.c: a
  *	  subscriber as the engine sees it while it holds the row lock, and the
  *	  events one batch read.
  *
@@ -74,7 +74,8 @@ typedef DdlnEventKey DdlnFloor;
 /*
  * Why an event that passed the subscriber's filters is not handed to it
  * (G12, fetch.c): its chain of origins (event.origin_chain) says its own
- * handler caused it.  Such events are handled without a call and counted in
+ * handler caused it (a subscriber not in the chain is never kept from it).
+ * Such events are handled without a call and counted in
  * subscriber.loop_suppressed.
  */
 typedef enum DdlnSuppressed
@@ -83,8 +84,8 @@ typedef enum DdlnSuppressed
 	DDLN_SUPPRESS_ECHO,			/* its own handler's DDL, echo => false */
 	DDLN_SUPPRESS_LOOP,			/* it is in the chain already, not only as
 								 * the direct echo echo => true allows */
-	DDLN_SUPPRESS_HOPS			/* the chain is ddl_notify.max_chain_length
-								 * long */
+	DDLN_SUPPRESS_HOPS			/* its direct echo (echo => true), and the
+								 * chain is ddl_notify.max_chain_length long */
 } DdlnSuppressed;
 
 /* The events a batch read, in delivery order, in the batch's memory. */
@@ -131,5 +132,8 @@ extern void DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 extern int	DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 								 const int64 *need, int n, int32 slotno,
 								 int64 *gone, int *ngone);
+
+/* imagetexts.c */
+extern Jsonb *DdlnDetailsWithoutTexts(Jsonb *details);
 
 #endif							/* DDLN_ENGINE_H */

@@ -29,12 +29,15 @@
  *	 carries the chain of subscribers whose handlers led to it
  *	 (origin_chain; origin alone for events of 0.1.0).  It is not handed to
  *	 a subscriber in that chain, except, with echo => true, the direct echo
- *	 (the subscriber is the chain's last element and appears once), nor to
- *	 anyone once the chain is ddl_notify.max_chain_length long.  So a loop
- *	 between handlers ends: a subscriber's handler runs at most once per
- *	 user DDL along any one chain (twice with echo => true).
+ *	 (the subscriber is the chain's last element and appears once) while
+ *	 the chain is shorter than ddl_notify.max_chain_length.  A subscriber
+ *	 not in the chain gets it whatever the chain's length (issue 35: the
+ *	 limit never hides DDL from an audit subscriber).  So a loop between
+ *	 handlers ends: a subscriber's handler runs at most once per user DDL
+ *	 along any one chain (twice with echo => true), and a chain holds each
+ *	 subscriber at most twice, consecutively.
  *
- * Floor: engine: called by deliver.c only; calls common.c.
+ * Floor: engine: called by deliver.c only; calls imagetexts.c and common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -59,6 +62,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/jsonb.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/xid8.h"
@@ -169,7 +173,8 @@ DdlnChainRule(const DdlnSubscriber *sub, Datum chain)
 		return DDLN_SUPPRESS_ECHO;
 	if (self > 1 || (self == 1 && !last))
 		return DDLN_SUPPRESS_LOOP;
-	if (n >= ddln_max_chain_length)
+	/* the limit stops calls along the chain, never hides it from one outside */
+	if (self == 1 && n >= ddln_max_chain_length)
 		return DDLN_SUPPRESS_HOPS;
 	return DDLN_DELIVER;
 }
@@ -211,8 +216,9 @@ DdlnFetchAlloc(DdlnFetched *out, int limit)
 /*
  * Add the pending event in "eslot" (of transaction "fxid" at commit position
  * "pos") to the batch "out": whether the handler wants it (the filters, then
- * the chain rule), the row as the handler gets it (event.query NULL for a
- * subscriber whose owner may not read it), its key and TID.  Returns the
+ * the chain rule), the row as the handler gets it (event.query NULL, and
+ * details without the images' texts, for a subscriber whose owner may not
+ * read event.query: imagetexts.c), its key and TID.  Returns the
  * row's size, for the batch's memory bound.
  */
 static int64
@@ -223,9 +229,6 @@ DdlnFetchTake(DdlnSubscriber *sub, TupleTableSlot *eslot, TupleDesc event_desc,
 	AttrNumber	a_tag = DDLN_EV_COMMAND_TAG + 1;
 	AttrNumber	a_type = DDLN_EV_OBJECT_TYPE + 1;
 	AttrNumber	a_schema = DDLN_EV_SCHEMA_NAME + 1;
-	int			query_col = DDLN_EV_QUERY + 1;
-	Datum		null_datum = (Datum) 0;
-	bool		null_flag = true;
 	bool		isnull;
 	bool		shouldfree;
 	HeapTuple	tup;
@@ -248,10 +251,22 @@ DdlnFetchTake(DdlnSubscriber *sub, TupleTableSlot *eslot, TupleDesc event_desc,
 	tup = ExecFetchSlotHeapTuple(eslot, false, &shouldfree);
 	if (!sub->may_read_query)
 	{
-		/* the text is not read at all, let alone passed on */
-		HeapTuple	hidden = heap_modify_tuple_by_cols(tup, event_desc, 1,
-													   &query_col, &null_datum,
-													   &null_flag);
+		/* no statement text, nor the texts of the images (imagetexts.c) */
+		int			cols[2] = {DDLN_EV_QUERY + 1, DDLN_EV_DETAILS + 1};
+		Datum		values[2] = {(Datum) 0, (Datum) 0};
+		bool		nulls[2] = {true, true};
+		Datum		details = slot_getattr(eslot, DDLN_EV_DETAILS + 1, &nulls[1]);
+		Jsonb	   *stored = nulls[1] ? NULL : DatumGetJsonbP(details);
+		Jsonb	   *shown = nulls[1] ? NULL : DdlnDetailsWithoutTexts(stored);
+		HeapTuple	hidden;
+
+		values[1] = PointerGetDatum(shown);
+		hidden = heap_modify_tuple_by_cols(tup, event_desc, 2, cols, values, nulls);
+		/* copied into "hidden": free them, a batch reads many events */
+		if (shown != stored)
+			pfree(shown);
+		if (stored != NULL && (Pointer) stored != DatumGetPointer(details))
+			pfree(stored);
 
 		if (shouldfree)
 			heap_freetuple(tup);
@@ -282,7 +297,7 @@ DdlnFetchTake(DdlnSubscriber *sub, TupleTableSlot *eslot, TupleDesc event_desc,
  * ddl_notify.batch_memory (the row that passes it is kept, so a batch has
  * at least one event): a batch's memory is bounded by that setting plus one
  * row, whatever the rows' statement texts.  A subscriber whose owner may not
- * read event.query gets it NULL.
+ * read event.query gets it NULL, and no texts in details' images.
  *
  * This is a walk of two indexes, not a query: commit_order by position
  * (commit_order_pos), and for each transaction past the subscription point,
