@@ -22,11 +22,23 @@
 #                           (test/ecosystem/run.sh, docs/compatibility.md)
 #   make test-pg-regress    PostgreSQL's own regression suite with and without
 #                           ddl_notify, compared (test/pgregress/run.sh)
+#   make test-replay        real DDL replayed through examples/ddl_replay.py
+#                           into a second database, one step at a time,
+#                           pg_dump --schema-only compared after each: every
+#                           file of PostgreSQL's regression suite and a
+#                           Django project's migrations forwards and
+#                           backwards; counts (steps, equal, stopped,
+#                           diverged), and a step fails when it does worse
+#                           than test/replay/expected-*.txt says
+#                           (test/replay/run.sh, replay.py's header)
 #   make test-versions      make test against PostgreSQL 17, 18 and 19, each in
 #                           a Debian chroot built once and cached
 #                           (test/tools/versions.sh); VERSIONS="18" for some
 #   make test-pg-regress-18 make test-pg-regress inside the 18 chroot (CI runs
 #                           both)
+#   make test-replay-18     make test-replay inside the 18 chroot (CI runs
+#                           both; TARGET=test-replay test/tools/versions.sh 17
+#                           19 for the others)
 #   make coverage           every suite against a --coverage build in a scratch
 #                           copy, then gcov's lines and branches per file and
 #                           the error paths no test ran (test/tools/coverage.sh,
@@ -96,7 +108,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18
+.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18
 deps:
 	@bash test/tools/deps.sh
 
@@ -125,6 +137,10 @@ test-pg-regress: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/pgregress/run.sh
 
+test-replay: deps
+	@WERROR=1 bash test/tools/build.sh
+	@bash test/replay/run.sh
+
 test-ecosystem: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/ecosystem/run.sh
@@ -146,3 +162,6 @@ test-versions:
 
 test-pg-regress-18:
 	@TARGET=test-pg-regress bash test/tools/versions.sh 18
+
+test-replay-18:
+	@TARGET=test-replay bash test/tools/versions.sh 18

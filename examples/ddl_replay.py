@@ -18,25 +18,40 @@
 # Each source transaction is applied in one target transaction, together
 # with the LSN it ended at (table ddl_replay.progress on the target): a
 # restart skips what was applied already, so nothing is applied twice or
-# lost.  Row changes are not copied here; a real pipeline would apply them
-# in the same loop.  docs/cdc.md shows it; test/t/044_replay.pl runs it to
-# replay a long random DDL run and compares pg_dump --schema-only of both
-# databases.
+# lost.  After each event it applied, the copy's relation is read with the
+# capture's own catalog reading and compared with the event's "after"
+# image (verify_event).  It stops (exit status 3), rolling back the whole
+# transaction, at an event it cannot apply (no apply function for its
+# kind, no images, a statement the copy refuses) or verify, with the
+# event, the statement, the reason and the difference; --skip-event ID
+# resumes past an event whose work was done by hand (recorded in
+# ddl_replay.skipped).  Row changes are not copied here; a real pipeline
+# would apply them in the same loop.  docs/cdc.md shows it;
+# test/t/044_replay.pl replays a long random DDL run with it,
+# test/t/045_replay_consumer.pl its stops, make test-replay real DDL.
+#
+# The file's parts: building statements from an image and the changes of
+# an ALTER (Applier: one branch per kind of event; apply_event says
+# whether it applied the event), verifying the copy (read_image,
+# verify_event), the main loop (Replayer: transactions, progress, stops,
+# the events no apply function took), pgoutput and main.
 #
 #   ddl_replay.py --source 'dbname=app' --slot replay --publication replay_pub \
 #                 --target 'host=copy dbname=app' [--create-slot] \
-#                 [--end-lsn 0/1234ABC] [--timeout 60] [--verbose] [--stats]
+#                 [--end-lsn 0/1234ABC] [--timeout 60] [--verbose] [--stats] \
+#                 [--skip-event ID ...]
 #
 # The source needs wal_level = logical, ddl_notify.wal_messages = on and
 # ddl_notify.wal_message_version = 2 (the default); the publication may be
 # empty (CREATE PUBLICATION replay_pub): messages ignore publications.
 # It stops once the server has sent everything up to --end-lsn (without it,
 # it runs until interrupted).  Exit status 2 when --timeout passes first,
-# 3 on a message it does not understand.
+# 3 when it stops at an event.
 # Debian: apt-get install python3-psycopg2.
 
 import argparse
 import json
+import re
 import select
 import struct
 import sys
@@ -228,6 +243,17 @@ def change_order(ch):
     return (8,)
 
 
+def recursive_index_sql(definition):
+    """An index's definition as CREATE INDEX would make it.  pg_get_indexdef
+    prints a partitioned table's index as "ON ONLY": that would leave the
+    copy's partitions without the index each of the source's got (a later
+    event's image of a partition shows it, and verification would stop).
+    CREATE INDEX ON ONLY itself, rare outside pg_dump, is then replayed
+    as if recursive; verification catches that at the partition's next
+    event."""
+    return re.sub(r'^(CREATE (UNIQUE )?INDEX ("([^"]|"")*"|\S+) ON )ONLY ', r'\1', definition)
+
+
 def after_column(after, name):
     for c in (after or {}).get('columns', []):
         if c['name'] == name:
@@ -240,10 +266,12 @@ class Applier:
         self.cur = cur
         self.verbose = verbose
         self.counts = counts    # what was applied, by kind: for --stats
+        self.last_sql = None
 
     def run(self, sql, params=None):
         if self.verbose:
             print('  ' + sql, file=sys.stderr)
+        self.last_sql = sql     # named when the copy refuses it
         self.cur.execute(sql, params)
 
     def exists(self, sql, params):
@@ -409,7 +437,7 @@ class Applier:
                         continue
                     if now is not None:
                         self.run('DROP INDEX ' + qname(schema, idx['name']))
-                self.run(idx['definition'])
+                self.run(recursive_index_sql(idx['definition']))
             elif op == 'drop index':
                 if (ch['name'] not in redefined['index'] and
                         self.index_droppable(schema, ch['name'])):
@@ -427,9 +455,12 @@ class Applier:
                 raise NotUnderstood('change "%s"' % op)
 
     def apply_event(self, ev):
-        """Apply one event (a decoded message) to the target."""
-        if ev.get('v') != 2:
-            raise NotUnderstood('message format v%s (this consumer reads v2)' % ev.get('v'))
+        """Apply one event (a decoded message) to the target: True when it
+        was applied (or needs nothing), False when nothing here applies
+        that kind of event (the main loop then stops, unless the event's
+        object is part of what the transaction applied: check_left_out).
+        Raises NotUnderstood for an event of a kind it knows but cannot
+        apply.  The main loop checked the format version."""
         trig = ev['trigger_event']
         otype = ev.get('object_type')
         details = ev.get('details') or {}
@@ -454,11 +485,15 @@ class Applier:
                 if self.relation_exists(names[0], names[1]):
                     self.run('ALTER TABLE %s DROP COLUMN IF EXISTS %s CASCADE'
                              % (qname(names[0], names[1]), ident(names[2])))
-            # anything else (a table's row type, an identity's sequence,
-            # a default) goes with the object that owns it
-            return
+            else:
+                # anything else (a table's row type, an identity's
+                # sequence, a default) should go with the object that owns
+                # it: the main loop checks that it is gone from the copy
+                # once its statement's events are applied (check_left_out)
+                return False
+            return True
         if trig != 'ddl_command_end':
-            return              # table_rewrite: the shape comes at ddl_command_end
+            return True         # table_rewrite: the shape comes at ddl_command_end
         if otype == 'schema' and ev['command_tag'] == 'CREATE SCHEMA':
             self.run('CREATE SCHEMA IF NOT EXISTS ' + ev['object_identity'])
         elif changes is not None and before is not None:
@@ -475,6 +510,402 @@ class Applier:
                         self.run(stmt.sql)
                 else:
                     self.run(stmt)
+        else:
+            return False        # nothing here applies it: the main loop decides
+        return True
+
+
+# --- verifying the copy --------------------------------------------------------
+#
+# After each event it applied, the consumer reads the relation's image on
+# the copy with the same catalog reading as ddl_notify's capture
+# (src/relimage.c: format_type, pg_get_expr, pg_get_constraintdef,
+# pg_get_indexdef, pg_get_viewdef, pg_get_partkeydef, with search_path
+# pg_catalog) and compares it with the event's "after" image, key by key.
+# Reading it here in SQL, rather than installing ddl_notify on the copy
+# and comparing the images it records, keeps the copy free of the
+# extension (any PostgreSQL will do) and verifies also an event whose
+# apply ran no statement at all (a constraint already redefined by the
+# other changes).  What is left out: "attnum" (the copy numbers its
+# columns afresh: the order of the columns is compared instead).  A key
+# of an "after" image that this reader does not know (a newer capture)
+# stops the consumer: a key it cannot compare would be a silent
+# divergence.  When the capture grows a key, read it here too (IMAGE_KEYS).
+
+IMAGE_KEYS = {'kind', 'name', 'schema', 'columns', 'indexes', 'constraints',
+              'replica_identity', 'replica_identity_index', 'definition',
+              'partition_key', 'partition_of', 'partition_bound', 'server', 'options'}
+
+RELKIND_NAME = {'r': 'table', 'p': 'partitioned table', 'v': 'view',
+                'm': 'materialized view', 'f': 'foreign table'}
+
+CONTYPE_NAME = {'p': 'primary key', 'u': 'unique', 'c': 'check',
+                'f': 'foreign key', 'x': 'exclusion'}
+
+IDENTITY_NAME = {'a': 'always', 'd': 'by default'}
+
+REPLIDENT_NAME = {'n': 'nothing', 'f': 'full', 'i': 'index'}
+
+
+def read_image(cur, schema, name):
+    """The image of relation schema.name on the copy, as the capture would
+    write it (without attnum), or None when there is no such relation of a
+    kind that has images.  The connection's search_path is pg_catalog."""
+    cur.execute(
+        'SELECT c.oid, c.relkind::text, c.relreplident::text, c.relispartition,'
+        ' CASE WHEN c.relkind IN (\'v\', \'m\') THEN pg_get_viewdef(c.oid) END,'
+        ' CASE WHEN c.relkind OPERATOR(pg_catalog.=) \'p\' THEN pg_get_partkeydef(c.oid) END,'
+        ' CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END'
+        ' FROM pg_class c JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace'
+        ' WHERE n.nspname OPERATOR(pg_catalog.=) %s AND c.relname OPERATOR(pg_catalog.=) %s',
+        (schema, name))
+    row = cur.fetchone()
+    if row is None or row[1] not in RELKIND_NAME:
+        return None
+    oid, relkind, replident, ispartition, viewdef, partkey, bound = row
+    img = {'kind': RELKIND_NAME[relkind], 'name': name, 'schema': schema}
+    cur.execute(
+        'SELECT a.attname::text, format_type(a.atttypid, a.atttypmod),'
+        ' pg_get_expr(d.adbin, d.adrelid), a.attidentity::text, a.attnotnull,'
+        ' CASE WHEN a.attcollation OPERATOR(pg_catalog.<>) 0'
+        '  AND a.attcollation OPERATOR(pg_catalog.<>) t.typcollation THEN'
+        '  CASE WHEN l.collnamespace OPERATOR(pg_catalog.=) \'pg_catalog\'::regnamespace'
+        '  THEN quote_ident(l.collname)'
+        '  ELSE quote_ident(ln.nspname) OPERATOR(pg_catalog.||) \'.\' OPERATOR(pg_catalog.||) quote_ident(l.collname) END'
+        ' END, a.attgenerated::text'
+        ' FROM pg_attribute a JOIN pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid'
+        ' LEFT JOIN pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid'
+        '  AND d.adnum OPERATOR(pg_catalog.=) a.attnum'
+        ' LEFT JOIN pg_collation l ON l.oid OPERATOR(pg_catalog.=) a.attcollation'
+        ' LEFT JOIN pg_namespace ln ON ln.oid OPERATOR(pg_catalog.=) l.collnamespace'
+        ' WHERE a.attrelid OPERATOR(pg_catalog.=) %s AND a.attnum OPERATOR(pg_catalog.>) 0'
+        ' AND NOT a.attisdropped ORDER BY a.attnum', (oid,))
+    img['columns'] = [
+        {'name': n, 'type': t, 'default': None if g else d,
+         'identity': IDENTITY_NAME.get(i), 'not_null': nn, 'collation': coll,
+         'generated': d if g else None}
+        for n, t, d, i, nn, coll, g in cur.fetchall()]
+    cur.execute(
+        'SELECT conname::text, contype::text, pg_get_constraintdef(oid), conindid'
+        ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s', (oid,))
+    cons = [(n, t, d, i) for n, t, d, i in cur.fetchall() if t in CONTYPE_NAME]
+    img['constraints'] = [{'name': n, 'type': CONTYPE_NAME[t], 'definition': d}
+                          for n, t, d, _ in cons]
+    by_index = {i: n for n, t, _, i in cons if t != 'f'}
+    cur.execute(
+        'SELECT i.indexrelid, c.relname::text, pg_get_indexdef(i.indexrelid), i.indisreplident'
+        ' FROM pg_index i JOIN pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid'
+        ' WHERE i.indrelid OPERATOR(pg_catalog.=) %s AND i.indislive', (oid,))
+    img['indexes'] = []
+    img['replica_identity'] = REPLIDENT_NAME.get(replident, 'default')
+    img['replica_identity_index'] = None
+    for ioid, iname, idef, isreplident in cur.fetchall():
+        img['indexes'].append({'name': iname, 'constraint': by_index.get(ioid), 'definition': idef})
+        if replident == 'i' and isreplident:
+            img['replica_identity_index'] = iname
+    if viewdef is not None:
+        img['definition'] = viewdef
+    if partkey is not None:
+        img['partition_key'] = partkey
+    if ispartition and bound is not None:
+        cur.execute(
+            'SELECT n.nspname::text, p.relname::text FROM pg_inherits i'
+            ' JOIN pg_class p ON p.oid OPERATOR(pg_catalog.=) i.inhparent'
+            ' JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.relnamespace'
+            ' WHERE i.inhrelid OPERATOR(pg_catalog.=) %s', (oid,))
+        parent = cur.fetchone()
+        if parent is not None:
+            img['partition_of'] = {'schema': parent[0], 'name': parent[1]}
+            img['partition_bound'] = bound
+    if relkind == 'f':
+        cur.execute(
+            'SELECT s.srvname::text, coalesce(f.ftoptions, \'{}\')::text[] FROM pg_foreign_table f'
+            ' JOIN pg_foreign_server s ON s.oid OPERATOR(pg_catalog.=) f.ftserver'
+            ' WHERE f.ftrelid OPERATOR(pg_catalog.=) %s', (oid,))
+        srv = cur.fetchone()
+        if srv is not None:
+            img['server'], img['options'] = srv[0], list(srv[1])
+    return img
+
+
+def by_name(parts):
+    """Constraints or indexes keyed by name (the capture sorts them by name)."""
+    return {p['name']: p for p in parts or []}
+
+
+def image_differences(want, have):
+    """What differs between the event's "after" image (want) and the
+    copy's (have), as lines for the stop message; [] when they match."""
+    if have is None:
+        return ['the copy has no %s %s.%s' % (want.get('kind'), want.get('schema'), want.get('name'))]
+    out = []
+    unknown = sorted(set(want) - IMAGE_KEYS)
+    if unknown:
+        out.append('the image has keys this consumer cannot verify: %s (teach read_image '
+                   'to read them)' % ', '.join(unknown))
+    for key in sorted(IMAGE_KEYS):
+        a, b = want.get(key), have.get(key)
+        if key == 'columns':
+            a = [{k: v for k, v in c.items() if k != 'attnum'} for c in a or []]
+            b = b or []
+            if a != b:
+                names_a, names_b = [c['name'] for c in a], [c['name'] for c in b]
+                if names_a != names_b:
+                    out.append('columns: source (%s), copy (%s)' % (', '.join(names_a), ', '.join(names_b)))
+                ca, cb = {c['name']: c for c in a}, {c['name']: c for c in b}
+                for n in names_a:
+                    if n in cb and ca[n] != cb[n]:
+                        for k in sorted(set(ca[n]) | set(cb[n])):
+                            if ca[n].get(k) != cb[n].get(k):
+                                out.append('column %s: %s is %s in the source, %s in the copy'
+                                           % (n, k, json.dumps(ca[n].get(k)), json.dumps(cb[n].get(k))))
+        elif key in ('constraints', 'indexes'):
+            what = 'constraint' if key == 'constraints' else 'index'
+            pa, pb = by_name(a), by_name(b)
+            for n in sorted(set(pa) | set(pb)):
+                if n not in pb:
+                    out.append('%s %s: missing in the copy (%s)' % (what, n, pa[n].get('definition')))
+                elif n not in pa:
+                    out.append('%s %s: only in the copy (%s)' % (what, n, pb[n].get('definition')))
+                elif pa[n] != pb[n]:
+                    out.append('%s %s: source %s, copy %s' % (what, n, json.dumps(pa[n]), json.dumps(pb[n])))
+        elif a != b:
+            out.append('%s: source %s, copy %s' % (key, json.dumps(a), json.dumps(b)))
+    return out
+
+
+def verify_event(cur, ev):
+    """What differs on the copy from what the event says the source had
+    after it, as lines ([] when nothing does, or when the event says
+    nothing to compare): a relation's "after" image, or for the drop of a
+    relation, that it is gone."""
+    details = ev.get('details') or {}
+    after = details.get('after')
+    if ev['trigger_event'] == 'ddl_command_end' and after is not None:
+        return image_differences(after, read_image(cur, after['schema'], after['name']))
+    if ev['trigger_event'] == 'sql_drop' and ev.get('object_type') in DROPS:
+        names = details.get('address_names') or []
+        if len(names) == 2 and read_image(cur, names[0], names[1]) is not None:
+            return ['%s %s is still in the copy' % (ev['object_type'], qname(*names))]
+    return []
+
+
+# --- the main loop: transactions, progress, stops --------------------------------
+
+class Stop(Exception):
+    """The consumer stops at an event: nothing of its transaction applied."""
+
+    def __init__(self, reason, ev=None, sql=None, detail=None):
+        super().__init__(reason)
+        self.reason, self.ev, self.sql, self.detail = reason, ev, sql, detail
+        self.end_lsn = None
+
+    def message(self, slot):
+        ev = self.ev or {}
+        lines = ['ddl_replay.py: stopped at event %s (%s %s %s)' % (
+            ev.get('id', '?'), ev.get('trigger_event'), ev.get('command_tag'),
+            ev.get('object_identity') or ev.get('object_type') or '')]
+        if self.end_lsn is not None:
+            lines.append('  transaction: xid %s, ends at %s; nothing of it was applied'
+                         % (ev.get('xid', '?'), lsn_text(self.end_lsn)))
+        lines.append('  reason: ' + self.reason)
+        for d in (self.detail or '').strip().splitlines():
+            lines.append('    ' + d)
+        if self.sql:
+            lines.append('  statement applied: ' + self.sql)
+        if ev.get('query'):
+            lines.append('  source statement: ' + ' '.join(ev['query'].split())[:2000])
+        if ev.get('id') is not None:
+            lines.append('  to resume: make the copy what the source was after this event by hand')
+            lines.append('    (or leave it out), then run again with --skip-event %s: the rest of' % ev['id'])
+            lines.append('    the transaction is applied and verified, and the skip is recorded in')
+            lines.append('    ddl_replay.skipped of the copy (docs/cdc.md, "when the consumer stops")')
+        return '\n'.join(lines)
+
+
+def statement_of(ev):
+    """What tells the events of one statement from the next one's: its
+    transaction, start time and text."""
+    return (ev.get('xid'), ev.get('occurred_at'), ev.get('query'))
+
+
+# SQLSTATEs of pg_get_object_address() for an object that is not there
+NOT_THERE = {'42704', '42P01', '42703', '42883', '3F000', '42P17'}
+
+
+class Replayer:
+    """Collects a transaction's ddl_notify messages and applies them, with
+    the transaction's end LSN, in one target transaction at its COMMIT:
+    each event applied (Applier.apply_event) and then verified
+    (verify_event); an event nothing applies must be part of what the
+    transaction applied (check_left_out).  Anything else raises Stop and
+    rolls the whole transaction back."""
+
+    def __init__(self, target, slot, verbose, skip=()):
+        self.target = target
+        self.slot = slot
+        self.verbose = verbose
+        self.skip = set(skip)   # event ids to leave out (--skip-event)
+        self.skipped = set()
+        self.events = None      # inside a transaction: its messages
+        self.applied = 0        # transactions applied
+        self.counts = {}        # statements applied, by kind
+        cur = target.cursor()
+        # the images print every name outside pg_catalog qualified, as
+        # pg_dump does, and so must what is compared with them here
+        cur.execute('SET search_path = pg_catalog')
+        target.commit()
+        cur.execute('CREATE SCHEMA IF NOT EXISTS ddl_replay')
+        cur.execute('CREATE TABLE IF NOT EXISTS ddl_replay.progress'
+                    ' (slot text PRIMARY KEY, end_lsn pg_lsn NOT NULL)')
+        cur.execute('CREATE TABLE IF NOT EXISTS ddl_replay.skipped'
+                    ' (slot text, event_id bigint, end_lsn pg_lsn NOT NULL,'
+                    ' command_tag text, object_identity text, query text,'
+                    ' skipped_at timestamptz NOT NULL DEFAULT now(),'
+                    ' PRIMARY KEY (slot, event_id))')
+        cur.execute('SELECT end_lsn::text FROM ddl_replay.progress'
+                    ' WHERE slot OPERATOR(pg_catalog.=) %s', (slot,))
+        row = cur.fetchone()
+        target.commit()
+        self.done_lsn = lsn_int(row[0]) if row else 0
+
+    def handle(self, data):
+        r = Reader(data)
+        kind = r.raw(1)
+        if kind == b'B':
+            self.events = []
+        elif kind == b'M':
+            flags = r.take('b')
+            r.take('Q')         # the message's LSN
+            prefix = r.string()
+            content = r.raw(r.take('i')).decode()
+            if prefix == PREFIX and flags & 1 and self.events is not None:
+                try:
+                    self.events.append(json.loads(content))
+                except ValueError as e:
+                    self.events.append({'bad_json': str(e), 'content': content[:200]})
+        elif kind == b'C':
+            r.take('b')         # flags
+            r.take('Q')         # commit LSN
+            end_lsn = r.take('Q')
+            events, self.events = self.events, None
+            if events and end_lsn > self.done_lsn:
+                self.apply(events, end_lsn)
+        return self.events is None
+
+    def apply(self, events, end_lsn):
+        cur = self.target.cursor()
+        applier = Applier(cur, self.verbose, self.counts)
+        try:
+            applied, left_out = [], []
+            for ev in events:
+                # the events no apply function took are checked once their
+                # statement's events are all applied: before the next
+                # statement, which may need what they made
+                if left_out and statement_of(ev) != statement_of(left_out[-1]):
+                    self.check_left_out(cur, left_out, applied)
+                self.apply_one(applier, cur, ev, end_lsn, applied, left_out)
+            self.check_left_out(cur, left_out, applied)
+            cur.execute('INSERT INTO ddl_replay.progress VALUES (%s, %s)'
+                        ' ON CONFLICT (slot) DO UPDATE SET end_lsn = EXCLUDED.end_lsn',
+                        (self.slot, lsn_text(end_lsn)))
+            self.target.commit()
+        except Stop as e:
+            self.target.rollback()
+            e.end_lsn = end_lsn
+            raise
+        except psycopg2.Error as e:
+            self.target.rollback()
+            raise Stop('the copy failed: %s' % (e.pgerror or e).strip(), None)
+        self.done_lsn = end_lsn
+        self.applied += 1
+
+    def apply_one(self, applier, cur, ev, end_lsn, applied, left_out):
+        """Apply and verify one event, or leave it for check_left_out."""
+        if 'bad_json' in ev:
+            raise Stop('a ddl_notify message that is not JSON (%s): %s' % (ev['bad_json'], ev['content']))
+        if self.verbose:
+            print('event %s %s %s %s' % (ev.get('id'), ev.get('trigger_event'),
+                                         ev.get('command_tag'), ev.get('object_identity')),
+                  file=sys.stderr)
+        if ev.get('id') in self.skip:
+            cur.execute('INSERT INTO ddl_replay.skipped (slot, event_id, end_lsn, command_tag,'
+                        ' object_identity, query) VALUES (%s, %s, %s, %s, %s, %s)'
+                        ' ON CONFLICT DO NOTHING',
+                        (self.slot, ev['id'], lsn_text(end_lsn), ev.get('command_tag'),
+                         ev.get('object_identity'), ev.get('query')))
+            self.skipped.add(ev['id'])
+            return
+        if ev.get('v') != 2:
+            raise Stop('message format version %s: this consumer reads version 2, whose events '
+                       'carry the relation images (set ddl_notify.wal_message_version = 2 on the '
+                       'source; docs/cdc.md, "versions")' % ev.get('v'), ev)
+        applier.last_sql = None
+        try:
+            done = applier.apply_event(ev)
+        except NotUnderstood as e:
+            raise Stop('not understood: %s' % e, ev)
+        except psycopg2.Error as e:
+            raise Stop('the copy refused a statement: %s' % (e.pgerror or e).strip().splitlines()[0],
+                       ev, sql=applier.last_sql, detail='\n'.join((e.pgerror or '').strip().splitlines()[1:]))
+        if not done:
+            left_out.append(ev)
+            return
+        diff = verify_event(cur, ev)
+        if diff:
+            raise Stop('after applying it, the copy does not match the event\'s "after" image',
+                       ev, sql=applier.last_sql, detail='\n'.join(diff))
+        applied.append(ev)
+
+    def check_left_out(self, cur, left_out, applied):
+        """Check the events of left_out (and empty it)."""
+        for ev in left_out:
+            self.check_one_left_out(cur, ev, applied)
+        del left_out[:]
+
+    def check_one_left_out(self, cur, ev, applied):
+        """An event that no apply function took is fine only when the
+        transaction's other events did its work: a dropped object must be
+        gone from the copy (a table's row type, an identity's sequence, a
+        column's default went with what owned them); a sequence or index
+        created or altered by the same statement as an event applied
+        (an identity's sequence, a primary key's index) must be there; a
+        second event of the same statement on the same object (the foreign
+        keys of a CREATE TABLE) is covered by the first's image.
+        Anything else stops the consumer."""
+        details = ev.get('details') or {}
+        otype = ev.get('object_type')
+        if ev['trigger_event'] == 'sql_drop':
+            cur.execute('SAVEPOINT left_out')
+            try:
+                cur.execute('SELECT pg_get_object_address(%s, %s, %s)',
+                            (otype, details.get('address_names') or [], details.get('address_args') or []))
+                there = True
+            except psycopg2.Error as e:
+                if e.pgcode not in NOT_THERE:
+                    raise Stop('cannot tell whether the %s it drops is gone from the copy: %s'
+                               % (otype, (e.pgerror or e).strip()), ev)
+                there = False
+            cur.execute('ROLLBACK TO SAVEPOINT left_out')
+            if there:
+                raise Stop('this consumer cannot apply the drop of this %s, and the copy still has it'
+                           % otype, ev)
+            return
+        same_statement = [a for a in applied if statement_of(a) == statement_of(ev)]
+        # a CREATE TABLE's foreign keys come as an ALTER TABLE of the same
+        # table without an image: the CREATE's image has them
+        if any(a.get('object_identity') == ev.get('object_identity') and
+               a['trigger_event'] == 'ddl_command_end' for a in same_statement):
+            return
+        if same_statement and otype in ('sequence', 'index') and ev.get('object_identity'):
+            cur.execute('SELECT to_regclass(%s) IS NOT NULL', (ev['object_identity'],))
+            if cur.fetchone()[0]:
+                return
+        if (otype in KIND_SQL and ev['trigger_event'] == 'ddl_command_end' and 'after' not in details and
+                (ev.get('command_tag') or '').startswith(('CREATE', 'ALTER', 'SELECT INTO'))):
+            raise Stop('the event carries no relation image ("after"): was it captured with '
+                       'ddl_notify.capture_changes = off?', ev)
+        raise Stop('this consumer cannot apply %s (object type "%s")' % (ev.get('command_tag'), otype), ev)
 
 
 # --- pgoutput ----------------------------------------------------------------
@@ -503,73 +934,6 @@ class Reader:
         return b
 
 
-class Replayer:
-    """Collects a transaction's ddl_notify messages and applies them, with
-    the transaction's end LSN, in one target transaction at its COMMIT."""
-
-    def __init__(self, target, slot, verbose):
-        self.target = target
-        self.slot = slot
-        self.verbose = verbose
-        self.events = None      # inside a transaction: its messages
-        self.applied = 0        # transactions applied
-        self.counts = {}        # statements applied, by kind
-        cur = target.cursor()
-        # the images print every name outside pg_catalog qualified, as
-        # pg_dump does, and so must what is compared with them here
-        cur.execute('SET search_path = pg_catalog')
-        target.commit()
-        cur.execute('CREATE SCHEMA IF NOT EXISTS ddl_replay')
-        cur.execute('CREATE TABLE IF NOT EXISTS ddl_replay.progress'
-                    ' (slot text PRIMARY KEY, end_lsn pg_lsn NOT NULL)')
-        cur.execute('SELECT end_lsn::text FROM ddl_replay.progress'
-                    ' WHERE slot OPERATOR(pg_catalog.=) %s', (slot,))
-        row = cur.fetchone()
-        target.commit()
-        self.done_lsn = lsn_int(row[0]) if row else 0
-
-    def handle(self, data):
-        r = Reader(data)
-        kind = r.raw(1)
-        if kind == b'B':
-            self.events = []
-        elif kind == b'M':
-            flags = r.take('b')
-            r.take('Q')         # the message's LSN
-            prefix = r.string()
-            content = r.raw(r.take('i')).decode()
-            if prefix == PREFIX and flags & 1 and self.events is not None:
-                self.events.append(json.loads(content))
-        elif kind == b'C':
-            r.take('b')         # flags
-            r.take('Q')         # commit LSN
-            end_lsn = r.take('Q')
-            events, self.events = self.events, None
-            if events and end_lsn > self.done_lsn:
-                self.apply(events, end_lsn)
-        return self.events is None
-
-    def apply(self, events, end_lsn):
-        cur = self.target.cursor()
-        applier = Applier(cur, self.verbose, self.counts)
-        try:
-            for ev in events:
-                if self.verbose:
-                    print('event %s %s %s %s' % (ev.get('id'), ev.get('trigger_event'),
-                                                 ev.get('command_tag'), ev.get('object_identity')),
-                          file=sys.stderr)
-                applier.apply_event(ev)
-            cur.execute('INSERT INTO ddl_replay.progress VALUES (%s, %s)'
-                        ' ON CONFLICT (slot) DO UPDATE SET end_lsn = EXCLUDED.end_lsn',
-                        (self.slot, lsn_text(end_lsn)))
-            self.target.commit()
-        except Exception:
-            self.target.rollback()
-            raise
-        self.done_lsn = end_lsn
-        self.applied += 1
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--source', required=True)
@@ -582,10 +946,13 @@ def main():
     ap.add_argument('--verbose', action='store_true')
     ap.add_argument('--stats', action='store_true',
                     help='print what was applied, by kind, as JSON at the end')
+    ap.add_argument('--skip-event', type=int, action='append', default=[], metavar='ID',
+                    help='leave event ID out (its effect was made on the copy by hand); '
+                    'recorded in ddl_replay.skipped; may be given more than once')
     args = ap.parse_args()
 
     target = psycopg2.connect(args.target)
-    replayer = Replayer(target, args.slot, args.verbose)
+    replayer = Replayer(target, args.slot, args.verbose, args.skip_event)
 
     conn = psycopg2.connect(
         args.source, connection_factory=psycopg2.extras.LogicalReplicationConnection)
@@ -605,8 +972,8 @@ def main():
         if msg is not None:
             try:
                 idle = replayer.handle(msg.payload)
-            except NotUnderstood as e:
-                print('ddl_replay.py: not understood: %s' % e, file=sys.stderr)
+            except Stop as e:
+                print(e.message(args.slot), file=sys.stderr)
                 return 3
             if idle:
                 # applied and committed on the target: the slot may move on
@@ -621,6 +988,8 @@ def main():
     cur.send_feedback(flush_lsn=cur.wal_end, force=True)
     conn.close()
     print('ddl_replay.py: %d transactions applied' % replayer.applied, file=sys.stderr)
+    for ev_id in sorted(set(args.skip_event) - replayer.skipped):
+        print('ddl_replay.py: --skip-event %d: no such event was met' % ev_id, file=sys.stderr)
     if args.stats:
         print(json.dumps(replayer.counts, sort_keys=True))
     return 0

@@ -46,7 +46,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
 CACHE=${DDLN_CHROOT_DIR:-/var/cache/ddl_notify}
 TARGET=${TARGET:-test}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-COMMON_PKGS=(gcc make perl libipc-run-perl python3 python3-psycopg2 procps dpkg-dev ca-certificates)
+COMMON_PKGS=(gcc make perl libipc-run-perl python3 python3-psycopg2 python3-django procps dpkg-dev ca-certificates)
 MOUNTED=()
 
 PREPARE_ONLY=

@@ -1,0 +1,197 @@
+# Copyright (c) 2026, the ddl_notify authors
+
+# 045_replay_consumer.pl: the consumer of docs/cdc.md (examples/ddl_replay.py)
+# stops loudly rather than let the copy diverge (G15; issue 36).
+#
+# Each case runs DDL in the source, then the consumer up to the current end
+# of the WAL, and checks its exit status (3: stopped), its message (the
+# event's id, command tag, object and statement; the reason) and that
+# nothing of the stopping transaction reached the copy (its progress row
+# did not move):
+# - a version-1 message (ddl_notify.wal_message_version = 1: no images);
+# - an event captured with ddl_notify.capture_changes = off (no images);
+# - a copy changed by hand: the verification after the event applied finds
+#   the copy's relation different from the event's "after" image, and the
+#   stop shows the difference;
+# - an event nothing in the consumer applies (CREATE FUNCTION) in the middle
+#   of a transaction: none of the transaction's CREATE TABLEs reach the copy;
+#   then the documented resolution: the function made by hand, the consumer
+#   run again with --skip-event ID applies the rest of the transaction,
+#   records the skip in ddl_replay.skipped and goes on to the end;
+# - a statement the copy refuses (a serial column's sequence is missing).
+#
+# Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
+# difference: the hand-changed copy passes silently), replay_commit_each.patch
+# (each event committed on its own: half a transaction applied),
+# replay_left_out_ignored.patch (an event no apply function takes is
+# accepted: CREATE FUNCTION passes silently), replay_any_version.patch (the
+# format version is not checked: the version-1 event is "applied" as
+# nothing).
+
+use strict;
+use warnings FATAL => 'all';
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $python = -x '/usr/bin/python3' ? '/usr/bin/python3' : 'python3';
+my $example = 'examples/ddl_replay.py';
+
+my $node = PostgreSQL::Test::Cluster->new('consumer');
+$node->init(allows_streaming => 'logical');
+$node->append_conf('postgresql.conf', "max_wal_senders = 4\nmax_replication_slots = 4\nfsync = off\n");
+$node->start;
+
+$node->safe_psql('postgres', 'CREATE DATABASE src');
+$node->safe_psql('postgres', 'CREATE DATABASE dst');
+$node->safe_psql(
+	'src', q{
+SET client_min_messages = warning;
+CREATE EXTENSION ddl_notify;
+ALTER DATABASE src SET ddl_notify.wal_messages = on;
+CREATE PUBLICATION replay_pub;
+SELECT pg_create_logical_replication_slot('replay', 'pgoutput');
+});
+
+# consume(EXTRA_ARGS...): the consumer up to the current end of the WAL;
+# returns (exit status, stderr).
+sub consume
+{
+	my @extra = @_;
+	my $end = $node->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
+	my ($out, $err) = ('', '');
+	IPC::Run::run(
+		[
+			$python, $example,
+			'--source', $node->connstr('src'),
+			'--target', $node->connstr('dst'),
+			'--slot', 'replay', '--publication', 'replay_pub',
+			'--end-lsn', $end, '--timeout', $PostgreSQL::Test::Utils::timeout_default, @extra
+		],
+		'<', \undef, '>', \$out, '2>', \$err);
+	note $err;
+	return ($? >> 8, $err);
+}
+
+sub progress
+{
+	return $node->safe_psql('dst', q{SELECT coalesce((SELECT end_lsn::text FROM ddl_replay.progress WHERE slot = 'replay'), 'none')});
+}
+
+sub on_copy
+{
+	my ($rel) = @_;
+	return $node->safe_psql('dst', "SELECT to_regclass('$rel') IS NOT NULL");
+}
+
+sub event_id
+{
+	my ($where) = @_;
+	return $node->safe_psql('src', "SELECT max(id) FROM ddl_notify.event WHERE $where");
+}
+
+# the stop message: the event, its statement, the reason
+sub stopped_at
+{
+	my ($name, $rc, $err, $id, $tag, $object, $reason) = @_;
+	is($rc, 3, "$name: the consumer stops (exit status 3)");
+	like($err, qr/^ddl_replay\.py: stopped at event $id \(ddl_command_end \Q$tag\E \Q$object\E\)$/m,
+		"$name: the message names event $id, $tag, $object");
+	like($err, qr/^  reason: .*$reason/m, "$name: the reason: $reason");
+	like($err, qr/^  source statement: /m, "$name: the statement is shown");
+	like($err, qr/--skip-event $id\b/, "$name: how to resume is shown");
+}
+
+# a start: a table replayed, the copy's progress recorded
+$node->safe_psql('src', 'CREATE TABLE t (id int PRIMARY KEY, v text)');
+my ($rc, $err) = consume();
+is($rc, 0, 'a plain CREATE TABLE is applied');
+is(on_copy('public.t'), 't', 'the copy has the table');
+my $lsn = progress();
+isnt($lsn, 'none', 'the copy recorded its progress');
+
+# 1. a version-1 message
+$node->safe_psql('src', q{ALTER DATABASE src SET ddl_notify.wal_message_version = 1});
+$node->safe_psql('src', 'CREATE TABLE v1 (a int)');
+$node->safe_psql('src', q{ALTER DATABASE src RESET ddl_notify.wal_message_version});
+my $id = event_id(q{object_identity = 'public.v1'});
+($rc, $err) = consume();
+stopped_at('version 1', $rc, $err, $id, 'CREATE TABLE', 'public.v1', 'message format version 1');
+is(on_copy('public.v1'), 'f', 'version 1: nothing applied');
+is(progress(), $lsn, 'version 1: the progress did not move');
+($rc, $err) = consume('--skip-event', $id);
+is($rc, 0, 'version 1: --skip-event goes past it');
+$node->safe_psql('dst', 'CREATE TABLE v1 (a int)');    # the hand repair
+$lsn = progress();
+
+# 2. capture_changes = off: an ALTER without images
+$node->safe_psql('src', q{SET ddl_notify.capture_changes = off; ALTER TABLE t ADD COLUMN w int});
+$id = event_id(q{object_identity = 'public.t' AND command_tag = 'ALTER TABLE'});
+($rc, $err) = consume();
+stopped_at('capture_changes = off', $rc, $err, $id, 'ALTER TABLE', 'public.t', 'no relation image');
+is($node->safe_psql('dst', q{SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.t'::regclass AND attname = 'w'}),
+	'0', 'capture_changes = off: nothing applied');
+is(progress(), $lsn, 'capture_changes = off: the progress did not move');
+$node->safe_psql('dst', 'ALTER TABLE t ADD COLUMN w int');
+($rc, $err) = consume('--skip-event', $id);
+is($rc, 0, 'capture_changes = off: resumed with --skip-event after the hand repair');
+$lsn = progress();
+
+# 3. a copy changed by hand
+$node->safe_psql('dst', 'ALTER TABLE t ADD COLUMN by_hand int');
+$node->safe_psql('src', 'ALTER TABLE t ADD COLUMN x text');
+$id = event_id(q{object_identity = 'public.t' AND command_tag = 'ALTER TABLE'});
+($rc, $err) = consume();
+stopped_at('copy changed by hand', $rc, $err, $id, 'ALTER TABLE', 'public.t', 'does not match the event\'s "after" image');
+like($err, qr/^    columns: source \(id, v, w, x\), copy \(id, v, w, by_hand, x\)$/m,
+	'copy changed by hand: the difference is shown');
+like($err, qr/^  statement applied: ALTER TABLE "public"\."t" ADD COLUMN "x" text$/m,
+	'copy changed by hand: the statement applied last is shown');
+is($node->safe_psql('dst', q{SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.t'::regclass AND attname = 'x'}),
+	'0', 'copy changed by hand: the ALTER was rolled back');
+is(progress(), $lsn, 'copy changed by hand: the progress did not move');
+$node->safe_psql('dst', 'ALTER TABLE t DROP COLUMN by_hand');
+($rc, $err) = consume();
+is($rc, 0, 'copy changed by hand: once repaired, the same event applies and verifies');
+is($node->safe_psql('dst', q{SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.t'::regclass AND attname = 'x'}),
+	'1', 'copy changed by hand: the column is there now');
+$lsn = progress();
+
+# 4. an event nothing applies, inside a transaction
+$node->safe_psql(
+	'src', q{
+BEGIN;
+CREATE TABLE a (x int);
+CREATE FUNCTION f(int) RETURNS int LANGUAGE sql AS 'SELECT $1 + 1';
+CREATE TABLE b (y int DEFAULT public.f(1));
+COMMIT;
+});
+$id = event_id(q{command_tag = 'CREATE FUNCTION'});
+($rc, $err) = consume();
+stopped_at('CREATE FUNCTION', $rc, $err, $id, 'CREATE FUNCTION', 'public.f(integer)', 'cannot apply CREATE FUNCTION \\(object type "function"\\)');
+is(on_copy('public.a'), 'f', 'CREATE FUNCTION: the table created before it in its transaction is not on the copy');
+is(progress(), $lsn, 'CREATE FUNCTION: the progress did not move');
+($rc, $err) = consume();
+is($rc, 3, 'CREATE FUNCTION: run again, it stops at the same event');
+$node->safe_psql('dst', q{CREATE FUNCTION f(int) RETURNS int LANGUAGE sql AS 'SELECT $1 + 1'});
+($rc, $err) = consume('--skip-event', $id);
+is($rc, 0, 'CREATE FUNCTION: resumed with --skip-event after the hand repair');
+is(on_copy('public.a') . on_copy('public.b'), 'tt', 'CREATE FUNCTION: the rest of the transaction is applied');
+is( $node->safe_psql('dst', q{SELECT event_id, command_tag, object_identity FROM ddl_replay.skipped WHERE slot = 'replay' ORDER BY event_id DESC LIMIT 1}),
+	"$id|CREATE FUNCTION|public.f(integer)", 'CREATE FUNCTION: the skip is recorded in the copy');
+isnt(progress(), $lsn, 'CREATE FUNCTION: the progress moved on');
+$lsn = progress();
+
+# 5. a statement the copy refuses
+$node->safe_psql('src', 'CREATE TABLE s (id serial PRIMARY KEY)');
+$id = event_id(q{object_identity = 'public.s' AND command_tag = 'CREATE TABLE'});
+($rc, $err) = consume();
+stopped_at('refused', $rc, $err, $id, 'CREATE TABLE', 'public.s', 'the copy refused a statement: ERROR:  relation "public.s_id_seq" does not exist');
+like($err, qr/^  statement applied: CREATE TABLE "public"\."s" /m, 'refused: the statement is shown');
+is(on_copy('public.s'), 'f', 'refused: nothing applied');
+is(progress(), $lsn, 'refused: the progress did not move');
+
+$node->stop;
+done_testing();
