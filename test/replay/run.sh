@@ -12,7 +12,10 @@
 # - python3-django and python3-psycopg2 (installed with apt-get as root when
 #   missing; otherwise it says what to install and stops);
 # - a work directory owned by the postgres OS user, where replay.py runs
-#   (as that user) its own temporary cluster.
+#   (as that user) its own temporary cluster, with copies of everything it
+#   reads from the repository (the repository may be where that user cannot
+#   read, as /root is in the version chroots): the expected files too, which
+#   REPLAY_UPDATE=1 copies back afterwards.
 # Results: test/results/replay/replay.log (a line per step), diffs/ (the
 # dumps' difference of each step that diverged); the last line is
 # "N passed, M failed", one per step.
@@ -62,11 +65,12 @@ main()
 	work=$(mktemp -d "${TMPDIR:-/tmp}/ddl_notify_replay.XXXXXX")
 	# shellcheck disable=SC2064
 	trap "if [[ -z \${REPLAY_KEEP:-} ]]; then rm -rf '$work'; else echo 'work directory kept: $work'; fi" EXIT
-	mkdir -p "$work/lib" "$work/app"
+	mkdir -p "$work/lib" "$work/app" "$work/expected"
 	cp "$REPO/examples/ddl_replay.py" "$HERE/replay.py" "$work/"
+	cp "$HERE"/expected-*.txt "$work/expected/" 2>/dev/null || true
 	cp -R "$HERE/django/." "$work/app/"
 	args=(--bindir "$PG_BINDIR" --work "$work/run" --port "$(free_port),$(free_port)" --jobs "${REPLAY_JOBS:-2}" --repo "$REPO"
-		--consumer "$work/ddl_replay.py" --major "$PG_MAJOR" --expected-dir "$HERE"
+		--consumer "$work/ddl_replay.py" --major "$PG_MAJOR" --expected-dir "$work/expected"
 		--log "$work/out/replay.log" --corpus "$CORPUS" --django-app "$work/app")
 	if [[ $CORPUS == *pgregress* ]]; then
 		find_source
@@ -78,19 +82,18 @@ main()
 	fi
 	[[ -z ${REPLAY_ONLY:-} ]] || args+=(--only "$REPLAY_ONLY")
 	[[ -z ${REPLAY_VERBOSE:-} ]] || args+=(--verbose)
-	if [[ -n ${REPLAY_UPDATE:-} ]]; then
-		args+=(--update)
-		chmod o+w "$HERE"/expected-*.txt 2>/dev/null || true
-	fi
+	[[ -z ${REPLAY_UPDATE:-} ]] || args+=(--update)
 	mkdir -p "$work/run" "$work/out"
 	is_root && chown -R "$user": "$work"
-	# the expected files are rewritten by the postgres user with --update
-	[[ -z ${REPLAY_UPDATE:-} ]] || { is_root && chown "$user" "$HERE" "$HERE"/expected-*.txt 2>/dev/null || true; }
 	set +e
 	(cd "$work" && run_as "$user" "$PYTHON" "$work/replay.py" "${args[@]}")
 	rc=$?
 	set -e
-	[[ -z ${REPLAY_UPDATE:-} ]] || { is_root && chown "$(stat -c %u "$REPO")" "$HERE" "$HERE"/expected-*.txt 2>/dev/null || true; }
+	if [[ -n ${REPLAY_UPDATE:-} ]]; then
+		for f in "$work"/expected/expected-*.txt; do
+			[[ -f $f ]] && cp "$f" "$HERE/"
+		done
+	fi
 	rm -rf "$RESULTS"
 	mkdir -p "$RESULTS"
 	cp -R "$work/out/." "$RESULTS/"
