@@ -109,62 +109,12 @@ done
 cluster_stop C
 
 # --- valgrind runs -----------------------------------------------------------
-# The same cluster, its postmaster under callgrind.
-# vg_start VALGRIND_OPTIONS... [-- POSTGRES_OPTIONS...]
-vg_start()
-{
-	local vg=() pg=()
-	while (($#)) && [[ $1 != -- ]]; do
-		vg+=("$1")
-		shift
-	done
-	(($#)) && shift
-	pg=("$@")
-	as_user valgrind --tool=callgrind --callgrind-out-file="$CG/%p.out" "${vg[@]}" \
-		postgres -D "$DIR/data" "${pg[@]}" >"$BENCH_TMP/valgrind.log" 2>&1 </dev/null &
-	VG_PID=$!
-	for _ in $(seq 1 600); do
-		as_user pg_isready -q -h "$DIR" -p "${BENCH_PORT[C]}" && return 0
-		sleep 0.2
-	done
-	tail -n 20 "$BENCH_TMP/valgrind.log" >&2
-	die "the server under valgrind did not start"
-}
-
-vg_stop()
-{
-	cluster_stop C
-	wait "$VG_PID" 2>/dev/null || true
-}
-
-# session DB FILE|SQL: run it in a new backend; print the backend's
-# callgrind output file once the backend has exited and written it.
-session()
-{
-	local db=$1 what=$2 pid f
-	if [[ -f $what ]]; then
-		pid=$(q_file C "$db" "$what" | head -n 1)
-	else
-		pid=$(psql_c C "$db" -c "SELECT pg_backend_pid()" -c "$what" | head -n 1)
-	fi
-	[[ $pid =~ ^[0-9]+$ ]] || die "session in $db: no backend pid"
-	f=$CG/$pid.out
-	for _ in $(seq 1 600); do
-		if [[ -s $f ]] && ! kill -0 "$pid" 2>/dev/null; then
-			echo "$f"
-			return 0
-		fi
-		sleep 0.1
-	done
-	die "no callgrind output for backend $pid"
-}
-
-# ir_total FILE: the Ir of a callgrind output file ("totals:", which a
-# process that had collection toggled has right, else "summary:").
-ir_total()
-{
-	awk '/^summary:/ { s = $2 } /^totals:/ { t = $2 } END { print (t != "" ? t : s) }' "$1"
-}
+# The same cluster, its postmaster under callgrind (lib.sh: cg_start,
+# cg_stop, cg_session, cg_ir).
+vg_start() { cg_start C "$CG" "$@"; }
+vg_stop() { cg_stop C; }
+session() { cg_session C "$CG" "$@"; }
+ir_total() { cg_ir "$1"; }
 
 echo "== run 1: everything counted (Ir = instructions executed)"
 vg_start --collect-atstart=yes

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# test/bench/lib.sh: throwaway clusters and small helpers for the benchmark
-# scripts in test/bench/ (run.sh, callgrind.sh, perf.sh).  Sourced, never run.
+# test/bench/lib.sh: throwaway clusters, callgrind runs and small helpers
+# for the benchmark scripts in test/bench/ (run.sh, callgrind.sh,
+# image_cost.sh, perf.sh ...).  Sourced, never run.
 #
 # Rules:
 # - Reuses test/tools/pg-env.sh: the same PG_CONFIG, the same "servers never
@@ -237,4 +238,66 @@ bench_files()
 	if is_root; then
 		chown -R "$RUN_USER": "$FILES"
 	fi
+}
+
+# --- callgrind (callgrind.sh, image_cost.sh) ---------------------------------
+# cg_start CLUSTER OUTDIR VALGRIND_OPTIONS... [-- POSTGRES_OPTIONS...]: the
+# stopped cluster's postmaster started again under valgrind's callgrind, one
+# output file per process in OUTDIR (OUTDIR/PID.out).
+cg_start()
+{
+	local name=$1 out=$2 dir=$BENCH_TMP/$1 vg=() pg=()
+	shift 2
+	while (($#)) && [[ $1 != -- ]]; do
+		vg+=("$1")
+		shift
+	done
+	(($#)) && shift
+	pg=("$@")
+	as_user mkdir -p "$out"
+	as_user valgrind --tool=callgrind --callgrind-out-file="$out/%p.out" "${vg[@]}" \
+		postgres -D "$dir/data" "${pg[@]}" >"$BENCH_TMP/valgrind.log" 2>&1 </dev/null &
+	CG_PID=$!
+	for _ in $(seq 1 600); do
+		as_user pg_isready -q -h "$dir" -p "${BENCH_PORT[$name]}" && return 0
+		sleep 0.2
+	done
+	tail -n 20 "$BENCH_TMP/valgrind.log" >&2
+	die "the server under valgrind did not start"
+}
+
+cg_stop()
+{
+	cluster_stop "$1"
+	wait "$CG_PID" 2>/dev/null || true
+}
+
+# cg_session CLUSTER OUTDIR DB FILE|SQL: run it in a new backend (a FILE
+# must print the backend's pid first); print the backend's callgrind output
+# file once the backend has exited and written it.
+cg_session()
+{
+	local name=$1 out=$2 db=$3 what=$4 pid f
+	if [[ -f $what ]]; then
+		pid=$(q_file "$name" "$db" "$what" | head -n 1)
+	else
+		pid=$(psql_c "$name" "$db" -c "SELECT pg_backend_pid()" -c "$what" | head -n 1)
+	fi
+	[[ $pid =~ ^[0-9]+$ ]] || die "session in $db: no backend pid"
+	f=$out/$pid.out
+	for _ in $(seq 1 600); do
+		if [[ -s $f ]] && ! kill -0 "$pid" 2>/dev/null; then
+			echo "$f"
+			return 0
+		fi
+		sleep 0.1
+	done
+	die "no callgrind output for backend $pid"
+}
+
+# cg_ir FILE: the Ir of a callgrind output file ("totals:", which a
+# process that had collection toggled has right, else "summary:").
+cg_ir()
+{
+	awk '/^summary:/ { s = $2 } /^totals:/ { t = $2 } END { print (t != "" ? t : s) }' "$1"
 }
