@@ -123,6 +123,18 @@ COMMENT ON COLUMN ddl_notify.event.origin IS
 	'name of the subscriber whose handler ran the DDL (echo suppression), NULL otherwise';
 COMMENT ON COLUMN ddl_notify.event.processed IS
 	'processed bits, one per subscriber slot; written only by the delivery engine';
+
+-- issue 38: an event's details live for milliseconds; compressing them with
+-- pglz was a quarter of what the relation images cost (test/bench/
+-- image_cost.sh).  lz4 compresses them for almost nothing, where the server
+-- was built with it; elsewhere the column keeps the default.
+DO LANGUAGE plpgsql $$
+BEGIN
+	ALTER TABLE ddl_notify.event ALTER COLUMN details SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported THEN
+	NULL;
+END
+$$;
 COMMENT ON COLUMN ddl_notify.event.origin_chain IS
 	'the subscribers whose handlers led to this event, in order (origin is the last), NULL for a user''s DDL; not delivered to a subscriber in it (see docs/echo-and-loops.md)';
 
