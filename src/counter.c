@@ -314,7 +314,9 @@ DdlnRecordCommitPosition(void)
 /*
  * Write transaction "xid"'s position in commit order, drawn now from
  * commit_order_pos_seq (by counter.c, so that no session's lastval() sees
- * it).
+ * it).  The writing transaction has its own xid before the position is
+ * drawn: the engine's position floor (fetch.c, DdlnOrderFloor) waits for
+ * every transaction that could hold a position below it by its xid.
  */
 void
 DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid)
@@ -325,6 +327,7 @@ DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId xid)
 	bool		nulls[DDLN_CO_NATTS] = {false, false};
 	HeapTuple	tup;
 
+	(void) GetTopTransactionId();
 	values[DDLN_CO_XID] = FullTransactionIdGetDatum(xid);
 	values[DDLN_CO_POS] = Int64GetDatum(DdlnCounterNext(relids->commit_order_seq));
 	rel = table_open(relids->commit_order, RowExclusiveLock);

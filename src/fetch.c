@@ -20,6 +20,13 @@
  * - Order: transactions by commit position, then each transaction's events
  *	 by id, after the round's floor in that transaction.  No cursor, no
  *	 high-water mark (G4): whatever is visible and pending now is read.
+ * - The walk of commit_order starts at the position floor (DdlnOrderFloor):
+ *	 a position below which no row is visible now or can ever become
+ *	 visible again, so that the index entries of delivered transactions
+ *	 that an old snapshot keeps from being removed are not stepped over in
+ *	 every round (issue 38).  The floor passes a position only once every
+ *	 transaction that could still make a row below it visible has ended
+ *	 (a late commit with a lower position is still read: G4).
  * - A read stops when the batch is full (ddl_notify.batch_size events, or
  *	 ddl_notify.batch_memory bytes of rows), never after scanning or sorting
  *	 the whole backlog.
@@ -51,6 +58,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/indexing.h"
@@ -290,6 +298,110 @@ DdlnFetchTake(DdlnSubscriber *sub, TupleTableSlot *eslot, TupleDesc event_desc,
 }
 
 /*
+ * The position floor of this backend's walks of commit_order (issue 38).
+ * Positions are drawn in increasing order (counter.c) at PRE_COMMIT or
+ * PREPARE, by transactions that already have an xid, and the row is
+ * inserted in the same call.  So:
+ * - a candidate: read the highest position in the index, whatever its
+ *	 row's state (m), then the next xid (X0): every transaction that drew
+ *	 a position up to m has an xid below X0.  The candidate is the lower of
+ *	 m + 1 and the first row visible from the floor on.
+ * - once a later snapshot's xmin is at or past X0, each of those
+ *	 transactions has ended (a prepared one counts as running until its
+ *	 COMMIT or ROLLBACK PREPARED): what they left below the candidate is
+ *	 visible now, so the floor becomes the lower of the candidate and the
+ *	 first row visible from the old floor on, and nothing below it can
+ *	 become visible again.
+ * Visible here means to a snapshot that does not see this transaction's
+ * own changes (curcid 0): a row this transaction deleted may still come
+ * back (a rollback), one it inserted is above the old floor (drawn later)
+ * and is seen at the step that follows its commit.  Under REPEATABLE READ
+ * or SERIALIZABLE (a CALL deliver() in such a transaction) the snapshot
+ * does not move: the floor stays where it is.  The state is the backend's
+ * own, for one commit_order table (a new extension starts again at 0).
+ */
+typedef struct DdlnOrderFloorState
+{
+	Oid			relid;			/* commit_order it is for */
+	int64		floor;			/* no row below it now or later */
+	bool		candidate;		/* cand_pos and cand_xid are set */
+	int64		cand_pos;
+	FullTransactionId cand_xid; /* X0 above */
+} DdlnOrderFloorState;
+
+static DdlnOrderFloorState ddln_order_floor;
+
+/*
+ * First position at or above "from" whose row "snap" sees (forward), or
+ * the highest position in the index (backward, SnapshotAny); -1 if none.
+ */
+static int64
+DdlnOrderProbe(Relation rel, Relation idx, Snapshot snap, int64 from, ScanDirection dir)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	IndexScanDesc scan = DdlnIndexBeginScan(rel, idx, snap, 1, 0);
+	ScanKeyData key;
+	int64		pos = -1;
+	bool		isnull;
+
+	ScanKeyInit(&key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from));
+	index_rescan(scan, &key, 1, NULL, 0);
+	if (index_getnext_slot(scan, dir, slot))
+		pos = DatumGetInt64(slot_getattr(slot, DDLN_CO_POS + 1, &isnull));
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	return pos;
+}
+
+/* The floor the walk may start from now; see DdlnOrderFloorState. */
+static int64
+DdlnOrderFloor(Relation rel, Relation idx)
+{
+	DdlnOrderFloorState *st = &ddln_order_floor;
+	Snapshot	snap;
+	int64		first;
+
+	if (st->relid != RelationGetRelid(rel))
+	{
+		memset(st, 0, sizeof(*st));
+		st->relid = RelationGetRelid(rel);
+	}
+	if (IsolationUsesXactSnapshot())
+		return st->floor;
+	if (!st->candidate)
+	{
+		int64		m = DdlnOrderProbe(rel, idx, SnapshotAny, st->floor, BackwardScanDirection);
+
+		st->cand_xid = ReadNextFullTransactionId();
+		snap = RegisterSnapshot(GetTransactionSnapshot());
+		snap->curcid = FirstCommandId;
+		first = DdlnOrderProbe(rel, idx, snap, st->floor, ForwardScanDirection);
+		UnregisterSnapshot(snap);
+		st->cand_pos = (m >= 0) ? m + 1 : st->floor;
+		if (first >= 0 && first < st->cand_pos)
+			st->cand_pos = first;
+		st->candidate = true;
+		return st->floor;
+	}
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	if (TransactionIdFollowsOrEquals(snap->xmin, XidFromFullTransactionId(st->cand_xid)))
+	{
+		snap->curcid = FirstCommandId;
+		first = DdlnOrderProbe(rel, idx, snap, st->floor, ForwardScanDirection);
+		if (first >= 0 && first < st->cand_pos)
+			st->cand_pos = first;
+		if (st->cand_pos > st->floor)
+			st->floor = st->cand_pos;
+		st->candidate = false;
+	}
+	else if (U64FromFullTransactionId(ReadNextFullTransactionId()) -
+			 U64FromFullTransactionId(st->cand_xid) > (uint64) 1 << 30)
+		st->candidate = false;	/* too old for xmin to be compared with */
+	UnregisterSnapshot(snap);
+	return st->floor;
+}
+
+/*
  * Read up to "limit" of the subscriber's pending events in delivery order
  * (protocol step 2): transactions in commit order, then each transaction's
  * events in id order; inside transaction floor->xid only those after
@@ -325,6 +437,8 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	int64		bit = INT64CONST(1) << sub->slot;
 	int64		max_bytes = (int64) ddln_batch_memory * 1024;
 	int64		bytes = 0;
+	int64		floor_pos;
+	ScanKeyData floor_key;
 	Snapshot	snap;
 	TupleTableSlot *oslot;
 	TupleTableSlot *eslot;
@@ -333,6 +447,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 
 	DdlnFetchCheckShape(order_rel, event_rel, event_idx);
 	DdlnFetchAlloc(out, limit);
+	floor_pos = DdlnOrderFloor(order_rel, order_idx);
 
 	/*
 	 * READ COMMITTED: what committed before now, this batch's lock included,
@@ -342,8 +457,9 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	oslot = table_slot_create(order_rel, NULL);
 	eslot = table_slot_create(event_rel, NULL);
-	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 0, 0);
-	index_rescan(walk, NULL, 0, NULL, 0);
+	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 1, 0);
+	ScanKeyInit(&floor_key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(floor_pos));
+	index_rescan(walk, &floor_key, 1, NULL, 0);
 	scan = DdlnIndexBeginScan(event_rel, event_idx, snap, 2, 0);
 
 	while (out->n < limit && bytes < max_bytes &&
