@@ -336,6 +336,7 @@ extern bool DdlnKeepEndedCall(const DdlnEndedCall *call);
 extern bool DdlnTakeEndedCall(Oid dboid, int32 subscriber, DdlnEndedCall *call);
 extern void DdlnForgetEndedCalls(Oid dboid, const int32 *subscribers, int n);
 extern void DdlnWakeDatabaseWorker(Oid dboid);
+extern void DdlnKeepOwnPreparedXact(void);
 extern void DdlnWakeWorkerAtCommit(void);
 extern void DdlnRequestRetry(Oid dboid, TimestampTz at);
 extern void DdlnNotifyLauncher(void);

@@ -208,7 +208,11 @@ DdlnXactCallback(XactEvent event, void *arg)
 						 errdetail("A subscription point is fixed at commit; a prepared transaction has none.")));
 			/* it keeps its locks until COMMIT PREPARED: its position is now */
 			if (ddln_xact_recorded)
+			{
 				DdlnRecordCommitPosition();
+				/* its COMMIT PREPARED runs none of its code: the pool watches it */
+				DdlnKeepOwnPreparedXact();
+			}
 			break;
 
 		case XACT_EVENT_COMMIT:

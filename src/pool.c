@@ -5,8 +5,9 @@
  *	  backend's side of it: wake a serving worker or queue the database.
  *	  The launcher and the workers themselves are in worker.c.
  *
- * Who may call it: ddl_notify.c (_PG_init; at COMMIT of a transaction that
- * recorded events; the utility hook), subscriber.c (skip()), deliver.c (CALL
+ * Who may call it: ddl_notify.c (_PG_init; at PREPARE and COMMIT of a
+ * transaction that recorded events; the utility hook), subscriber.c (skip(),
+ * wait_for_delivery()), deliver.c (CALL
  * deliver() left a retry; the notes of ended handler calls), worker.c
  * (through pool.h), and status.c, which reads it for SQL (delivery_status(),
  * delivery_state(), worker_pool()).  It calls nothing in worker.c.
@@ -30,6 +31,22 @@
  *	 worker that finds the extension missing (a probe racing CREATE
  *	 EXTENSION, whose commit queues the database too): it rechecks when its
  *	 flag was set meanwhile.
+ * - Prepared transactions: COMMIT PREPARED runs none of the prepared
+ *	 transaction's code (it runs in any session of the same database), so
+ *	 no commit callback wakes anyone for it.  The pool keeps, in shared memory, the
+ *	 xids of prepared transactions that may hold events, each with its
+ *	 database: the preparing backend adds its own at PREPARE; a worker
+ *	 starting in a database adds every transaction prepared there (after a
+ *	 crash restart the list is empty while recovered prepared transactions
+ *	 wait, and the launcher probes every database then).
+ *	 DdlnCheckPreparedXacts drops the ones no longer in progress and queues
+ *	 the database of each that committed, as a plain commit would.  It runs
+ *	 at COMMIT of a COMMIT PREPARED or ROLLBACK PREPARED (the utility hook
+ *	 notes them), and in the launcher each time it wakes and at least every
+ *	 ddl_notify.poll_interval while the list is not empty: a lost wake-up
+ *	 costs one poll interval, whatever the number of databases.  The list
+ *	 holds twice max_prepared_transactions entries; when full, the ended
+ *	 ones are dropped on the spot.
  * - CREATE DATABASE makes the launcher probe the databases it has not
  *	 probed yet; CREATE EXTENSION queues its own database at commit.  When
  *	 the request table is full (DDLN_MAX_DBS databases queued at once) a
@@ -69,11 +86,14 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/transam.h"
+#include "access/twophase.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -88,6 +108,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -106,9 +127,23 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool launcher_rescan_at_commit = false;
 static bool wake_worker_at_commit = false;
 static bool request_worker_at_commit = false;
+static bool check_prepared_at_commit = false;
 static Oid	paused_dbs[DDLN_MAX_PAUSES];
 static int	npaused_dbs = 0;
 static bool xact_callback_registered = false;
+
+/*
+ * Prepared transactions that may hold events, with their databases: twice
+ * as many as can be prepared at once, since an ended one stays until the
+ * launcher has looked (see DdlnCheckPreparedXacts).
+ */
+static DdlnPreparedXact *ddln_prepared = NULL;
+
+static int
+DdlnPreparedCapacity(void)
+{
+	return 2 * max_prepared_xacts + 16;
+}
 
 static Size
 DdlnShmemSize(void)
@@ -116,6 +151,7 @@ DdlnShmemSize(void)
 	Size		size = add_size(offsetof(DdlnShared, slots),
 								mul_size(sizeof(DdlnWorkerSlot), Max(ddln_max_workers, 1)));
 
+	size = add_size(size, mul_size(sizeof(DdlnPreparedXact), DdlnPreparedCapacity()));
 	return add_size(size, hash_estimate_size(DDLN_MAX_DBS, sizeof(DdlnDbEntry)));
 }
 
@@ -147,6 +183,9 @@ DdlnShmemStartup(void)
 		ddln_shared->lock = &(GetNamedLWLockTranche("ddl_notify"))->lock;
 		ddln_shared->nslots = Max(ddln_max_workers, 1);
 	}
+	ddln_prepared = ShmemInitStruct("ddl_notify prepared",
+									mul_size(sizeof(DdlnPreparedXact), DdlnPreparedCapacity()),
+									&found);
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(Oid);
 	info.entrysize = sizeof(DdlnDbEntry);
@@ -436,6 +475,163 @@ DdlnNotifyLauncher(void)
 		SetLatch(launcher);
 }
 
+/* ---------------------------------------------------------------------
+ * Prepared transactions (the rule is in the header)
+ * ---------------------------------------------------------------------
+ */
+
+/* Keep one xid (caller holds the lock exclusively); false if no room. */
+static bool
+DdlnKeepPreparedLocked(TransactionId xid, Oid dboid)
+{
+	for (int i = 0; i < ddln_shared->nprepared; i++)
+	{
+		if (ddln_prepared[i].xid == xid)
+			return true;
+	}
+	if (ddln_shared->nprepared >= DdlnPreparedCapacity())
+		return false;
+	ddln_prepared[ddln_shared->nprepared].xid = xid;
+	ddln_prepared[ddln_shared->nprepared].dboid = dboid;
+	ddln_shared->nprepared++;
+	return true;
+}
+
+static void
+DdlnKeepPrepared(TransactionId xid, Oid dboid)
+{
+	for (int attempt = 0; attempt < 2; attempt++)
+	{
+		bool		kept;
+
+		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+		kept = DdlnKeepPreparedLocked(xid, dboid);
+		LWLockRelease(ddln_shared->lock);
+		if (kept)
+			return;
+		/* full of ended ones nobody has looked at yet: look now */
+		(void) DdlnCheckPreparedXacts();
+	}
+	/* not reached: at most max_prepared_transactions are in progress, the list holds twice as many */
+	ereport(WARNING,
+			(errmsg("ddl_notify: no room to remember prepared transaction %u", xid),
+			 errdetail("Its events are delivered at the next commit in its database or the next call of ddl_notify.wait_for_delivery() there.")));
+}
+
+/*
+ * PRE_PREPARE of a transaction that recorded events (ddl_notify.c): keep its
+ * xid, so that its COMMIT PREPARED, which runs none of its code, is noticed.
+ */
+void
+DdlnKeepOwnPreparedXact(void)
+{
+	TransactionId xid = GetTopTransactionIdIfAny();
+
+	if (ddln_shared == NULL || ddln_max_workers == 0 || !TransactionIdIsValid(xid))
+		return;
+	DdlnKeepPrepared(xid, MyDatabaseId);
+}
+
+/*
+ * A worker starting in its database (worker.c), in a transaction: keep every
+ * transaction prepared there.  After a crash restart the list is empty while
+ * the recovered prepared transactions wait, and the launcher probes every
+ * database then.  A prepared transaction without events costs a round.
+ */
+void
+DdlnKeepDatabasePreparedXacts(void)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(MyDatabaseId)};
+
+	if (max_prepared_xacts == 0)
+		return;
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_execute_with_args("SELECT p.transaction FROM pg_catalog.pg_prepared_xact() p WHERE p.dbid = $1",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		/* not reached: a SELECT of a built-in function */
+		elog(ERROR, "could not list the prepared transactions");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		xid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			DdlnKeepPrepared(DatumGetTransactionId(xid), MyDatabaseId);
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+}
+
+/*
+ * Look at the list: a transaction no longer in progress leaves it and, if it
+ * committed, its database gets a worker as a plain commit's does (DdlnWake).
+ * Returns how many are still listed.  Called by the launcher each time it
+ * wakes, and at COMMIT of COMMIT PREPARED or ROLLBACK PREPARED in any
+ * database.  The status of each transaction is read outside the lock: a
+ * prepared transaction is in progress until its commit (or abort) is in the
+ * commit log, so "not in progress" makes "did commit" final.
+ */
+int
+DdlnCheckPreparedXacts(void)
+{
+	DdlnPreparedXact *seen;
+	bool	   *ended;
+	Oid		   *wake;
+	int			n;
+	int			nwake = 0;
+	int			left;
+
+	if (ddln_shared == NULL)
+		return 0;
+	LWLockAcquire(ddln_shared->lock, LW_SHARED);
+	n = ddln_shared->nprepared;
+	seen = palloc(sizeof(DdlnPreparedXact) * Max(n, 1));
+	memcpy(seen, ddln_prepared, sizeof(DdlnPreparedXact) * n);
+	LWLockRelease(ddln_shared->lock);
+	if (n == 0)
+	{
+		pfree(seen);
+		return 0;
+	}
+
+	ended = palloc0(sizeof(bool) * n);
+	wake = palloc(sizeof(Oid) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (TransactionIdIsInProgress(seen[i].xid))
+			continue;
+		ended[i] = true;
+		if (TransactionIdDidCommit(seen[i].xid))
+			wake[nwake++] = seen[i].dboid;
+	}
+
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+	{
+		for (int j = 0; ended[i] && j < ddln_shared->nprepared; j++)
+		{
+			if (ddln_prepared[j].xid == seen[i].xid)
+			{
+				ddln_prepared[j] = ddln_prepared[--ddln_shared->nprepared];
+				break;
+			}
+		}
+	}
+	left = ddln_shared->nprepared;
+	LWLockRelease(ddln_shared->lock);
+
+	for (int i = 0; i < nwake; i++)
+		DdlnWake(wake[i], true);
+	pfree(seen);
+	pfree(ended);
+	pfree(wake);
+	return left;
+}
+
 bool
 DdlnIsPaused(Oid dboid, TimestampTz now)
 {
@@ -539,6 +735,9 @@ DdlnWorkerXactCallback(XactEvent event, void *arg)
 		DdlnNotifyLauncher();
 	if (event == XACT_EVENT_COMMIT && (wake_worker_at_commit || request_worker_at_commit))
 		DdlnWake(MyDatabaseId, request_worker_at_commit);
+	/* the prepared transaction's commit is in the log: look now, not at a poll */
+	if (event == XACT_EVENT_COMMIT && check_prepared_at_commit)
+		(void) DdlnCheckPreparedXacts();
 	if (ending && npaused_dbs > 0)
 		DdlnLiftPauses();
 	if (ending)
@@ -546,6 +745,7 @@ DdlnWorkerXactCallback(XactEvent event, void *arg)
 		launcher_rescan_at_commit = false;
 		wake_worker_at_commit = false;
 		request_worker_at_commit = false;
+		check_prepared_at_commit = false;
 	}
 }
 
@@ -649,6 +849,14 @@ DdlnBeforeUtility(Node *parsetree)
 				DdlnRescanAtCommit();
 				break;
 			}
+		case T_TransactionStmt:
+			if (((TransactionStmt *) parsetree)->kind == TRANS_STMT_COMMIT_PREPARED ||
+				((TransactionStmt *) parsetree)->kind == TRANS_STMT_ROLLBACK_PREPARED)
+			{
+				DdlnRegisterWorkerCallback();
+				check_prepared_at_commit = true;
+			}
+			break;
 		case T_CreateExtensionStmt:
 			if (strcmp(((CreateExtensionStmt *) parsetree)->extname, DDLN_EXTENSION_NAME) == 0)
 				DdlnWakeWorkerAtCommit();

@@ -79,6 +79,13 @@ typedef struct DdlnPause
 	TimestampTz until;			/* backstop */
 } DdlnPause;
 
+/* A prepared transaction that may hold events, and its database. */
+typedef struct DdlnPreparedXact
+{
+	TransactionId xid;
+	Oid			dboid;
+} DdlnPreparedXact;
+
 typedef struct DdlnShared
 {
 	LWLock	   *lock;
@@ -93,6 +100,7 @@ typedef struct DdlnShared
 	/* handler calls whose process ended them, to count (DdlnEndedCall) */
 	int			nended;			/* also read without the lock, as a hint */
 	DdlnEndedCall ended[DDLN_MAX_ENDED_CALLS];
+	int			nprepared;		/* entries of pool.c's list of prepared ones */
 	int			nslots;
 	DdlnWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } DdlnShared;
@@ -113,5 +121,9 @@ DdlnSlotServes(const DdlnWorkerSlot *s, Oid dboid)
 extern DdlnDbEntry *DdlnDbEntryFor(Oid dboid);
 extern void DdlnQueueLocked(Oid dboid, TimestampTz since, bool probe);
 extern bool DdlnIsPaused(Oid dboid, TimestampTz now);
+
+/* pool.c: prepared transactions (without the lock) */
+extern void DdlnKeepDatabasePreparedXacts(void);
+extern int	DdlnCheckPreparedXacts(void);
 
 #endif							/* DDLN_POOL_H */

@@ -973,6 +973,9 @@ DdlnDeadline(TimestampTz now, const Interval *timeout)
  * wait_for_delivery(timeout): true once every event committed before the call
  * has been handled by every subscriber that must see it; false at the timeout.
  * A paused subscriber (or one waiting for confirmation) is not waited for.
+ * While it waits its database has a worker: the first time it finds work
+ * left it wakes the database's worker, or queues the database for one (a
+ * wake-up that never came, G14, does not make it wait in vain).
  */
 Datum
 ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
@@ -985,6 +988,7 @@ ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
 	char		nulls[2] = {' ', ' '};
 	FullTransactionId own;
 	bool		done = false;
+	bool		asked = false;
 	bool		state = DdlnSubscriberHasNames();	/* 0.2.0: paused ones */
 
 	if (PG_ARGISNULL(0))
@@ -1029,6 +1033,12 @@ ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
 		SPI_freetuptable(SPI_tuptable);
 		if (done || GetCurrentTimestamp() >= deadline)
 			break;
+		/* never wait on a database nobody serves: wake its worker, or get one */
+		if (!asked)
+		{
+			DdlnWakeDatabaseWorker(MyDatabaseId);
+			asked = true;
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 10L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

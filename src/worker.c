@@ -845,6 +845,7 @@ DdlnLauncherMain(Datum arg)
 	{
 		TimestampTz now;
 		bool		rescan;
+		bool		watching;
 		long		sleep_ms;
 
 		ResetLatch(MyLatch);
@@ -873,9 +874,13 @@ DdlnLauncherMain(Datum arg)
 		DdlnLauncherReap(now);
 		if (rescan)
 			scan_again = !DdlnLauncherScan(now);
+		/* prepared transactions that ended queue their databases */
+		watching = DdlnCheckPreparedXacts() > 0;
 		sleep_ms = DdlnLauncherSchedule(now, &logged);
 		if (scan_again)
 			sleep_ms = Min(sleep_ms, DDLN_BGW_RETRY_MS);
+		if (watching)
+			sleep_ms = Min(sleep_ms, ddln_poll_interval);
 
 		pgstat_report_activity(STATE_IDLE, NULL);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -932,13 +937,20 @@ DdlnRoundIsLong(void)
 		SetLatch(launcher);
 }
 
+/*
+ * Is the extension in this database?  The first time it is, the pool also
+ * learns of the transactions prepared here (pool.c: a crash restart left
+ * it none to watch).
+ */
 static bool
-DdlnExtensionPresent(void)
+DdlnExtensionPresent(bool first)
 {
 	bool		present;
 
 	StartTransactionCommand();
 	present = OidIsValid(get_extension_oid(DDLN_EXTENSION_NAME, true));
+	if (present && first)
+		DdlnKeepDatabasePreparedXacts();
 	CommitTransactionCommand();
 	return present;
 }
@@ -1064,7 +1076,7 @@ DdlnBeginRound(TimestampTz round_start, bool *was_starting)
 static bool
 DdlnExtensionStillThere(bool was_starting, const char *dbname)
 {
-	if (!DdlnExtensionPresent())
+	if (!DdlnExtensionPresent(was_starting))
 	{
 		LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 		if (my_slot->wake && !my_slot->stop)
