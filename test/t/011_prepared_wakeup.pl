@@ -15,7 +15,9 @@
 # bring a worker back within the wait; each case waits until the database
 # has no worker before it commits.  Deliveries are waited for in the
 # handler's log (poll_query_until), never with wait_for_delivery(), which
-# asks for a worker by itself.
+# asks for a worker by itself.  The launcher also looks every 10 s: right
+# after COMMIT PREPARED returns, in the same session, the pool must already
+# show app queued or served, which only the commit itself can have done.
 #
 # Catches: no check of the prepared transactions at COMMIT PREPARED
 # (test/mutations/prepared_no_check.patch); the preparing backend not
@@ -65,6 +67,16 @@ sub prepare_table
 }
 
 # Some DDL after the PREPARE is delivered, then the worker leaves.
+# COMMIT PREPARED in app, and in the same session right after it: the
+# commit itself queued app (or woke its worker), nobody's poll did.
+sub commit_prepared
+{
+	my ($gid) = @_;
+	return $node->safe_psql('app',
+		"COMMIT PREPARED '$gid'; "
+		  . "SELECT count(*) > 0 FROM ddl_notify.worker_pool() WHERE database = 'app'");
+}
+
 sub deliver_and_idle_out
 {
 	my ($table) = @_;
@@ -78,7 +90,7 @@ sub deliver_and_idle_out
 # 1. COMMIT PREPARED in the same database, after the worker left.
 prepare_table('p1', 'g1');
 deliver_and_idle_out('t1');
-$node->safe_psql('app', "COMMIT PREPARED 'g1'");
+is(commit_prepared('g1'), 't', 'G14: COMMIT PREPARED queued app at once');
 ok(delivered('p1'), 'G4/G14: COMMIT PREPARED in app gets a deliverer');
 
 # 2. PostgreSQL refuses COMMIT PREPARED from another database; committed
@@ -90,7 +102,7 @@ my ($ret, $out, $err) =
   $node->psql('postgres', "COMMIT PREPARED 'g2'");
 like($err, qr/belongs to another database/,
 	'COMMIT PREPARED from another database is refused by PostgreSQL');
-$node->safe_psql('app', "COMMIT PREPARED 'g2'");
+is(commit_prepared('g2'), 't', 'G14: COMMIT PREPARED queued app at once');
 ok(delivered('p2'),
 	'G4/G14: COMMIT PREPARED after a refused attempt elsewhere gets a deliverer');
 
@@ -127,7 +139,8 @@ $node->safe_psql('postgres',
 $node->reload;
 ok(DdlNotifyTest::wait_no_worker($node, 'app'),
 	'the probe worker gave its slot back');
-$node->safe_psql('app', "COMMIT PREPARED 'g4'");
+is(commit_prepared('g4'), 't',
+	'G14: COMMIT PREPARED after the restart queued app at once');
 ok(delivered('p4'),
 	'G9/G14: COMMIT PREPARED after a crash restart gets a deliverer');
 
