@@ -14,6 +14,9 @@
 #       -> DROP ... IF EXISTS of the object the event names
 #   CREATE SCHEMA / DROP SCHEMA
 #       -> the same on the target
+#   a sequence's events (CREATE/ALTER SEQUENCE, a serial or identity
+#   column's sequence)
+#       -> CREATE or ALTER SEQUENCE to its "after" image, then OWNED BY
 #
 # Each source transaction is applied in one target transaction, together
 # with the LSN it ended at (table ddl_replay.progress on the target): a
@@ -142,6 +145,33 @@ def options_sql(option):
     return '%s %s' % (ident(name), literal(value))
 
 
+def with_sql(image):
+    """ WITH (storage parameters) of an image, or ''."""
+    if not image.get('reloptions'):
+        return ''
+    return ' WITH (%s)' % ', '.join(reloption_sql(o) for o in image['reloptions'])
+
+
+def reloption_sql(option):
+    """name = 'value' from a "name=value" storage parameter."""
+    name, _, value = option.partition('=')
+    return '%s = %s' % (name, literal(value))
+
+
+def sequence_options_sql(image):
+    """A sequence's parameters as CREATE/ALTER SEQUENCE take them."""
+    return 'AS %s INCREMENT BY %d MINVALUE %d MAXVALUE %d START WITH %d CACHE %d %sCYCLE' % (
+        image['type'], image['increment'], image['min'], image['max'], image['start'],
+        image['cache'], '' if image['cycle'] else 'NO ')
+
+
+def owner_sql(owner):
+    """OWNED BY's target: schema.table.column, or NONE."""
+    if owner is None:
+        return 'NONE'
+    return qname(owner['schema'], owner['name']) + '.' + ident(owner['column'])
+
+
 class IfMissing:
     """A statement to run only if the constraint or index it makes is not
     there yet (a partition gets its parent's at CREATE)."""
@@ -158,19 +188,21 @@ def create_sql(image):
     if kind in ('view', 'materialized view'):
         if image.get('definition') is None:
             raise NotUnderstood('%s %s: the image has no definition' % (kind, rel))
-        stmts.append('CREATE %s %s AS %s%s' % (
-            KIND_SQL[kind], rel, image['definition'].rstrip().rstrip(';'),
+        stmts.append('CREATE %s %s%s AS %s%s' % (
+            KIND_SQL[kind], rel, with_sql(image), image['definition'].rstrip().rstrip(';'),
             ' WITH NO DATA' if kind == 'materialized view' else ''))
     elif image.get('partition_of'):
         # a partition: its columns, their defaults and NOT NULL, and the
         # partitioned table's constraints and indexes come from its parent;
         # what it has of its own is added by name below
         parent = image['partition_of']
-        stmts.append('CREATE %s %s PARTITION OF %s %s' % (
+        stmts.append('CREATE %s%s %s PARTITION OF %s %s' % (
+            'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
             qname(parent['schema'], parent['name']), image['partition_bound']))
         if kind == 'partitioned table':
             stmts[-1] += ' PARTITION BY ' + image['partition_key']
+        stmts[-1] += with_sql(image)
         stmts += [IfMissing('constraint', image['schema'], image['name'], c['name'],
                             'ALTER TABLE %s ADD CONSTRAINT %s %s' % (rel, ident(c['name']), c['definition']))
                   for c in image.get('constraints', [])]
@@ -180,13 +212,15 @@ def create_sql(image):
         elems = [column_sql(c) for c in image.get('columns', [])]
         elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
                   for c in image.get('constraints', [])]
-        stmt = 'CREATE %s %s (%s)' % (
+        stmt = 'CREATE %s%s %s (%s)' % (
+            'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE',
             rel, ', '.join(elems))
         if kind == 'partitioned table':
             if image.get('partition_key') is None:
                 raise NotUnderstood('%s: the image has no partition key' % rel)
             stmt += ' PARTITION BY ' + image['partition_key']
+        stmt += with_sql(image)
         if kind == 'foreign table':
             if image.get('server') is None:
                 raise NotUnderstood('%s: the image has no server' % rel)
@@ -451,8 +485,80 @@ class Applier:
                                            'replica_identity_index': ch.get('new_index')})
                 if ri is not None:
                     self.run(alter + ri)
+            elif op in ('set logged', 'set unlogged'):
+                self.run(alter + op.upper())
+            elif op == 'set reloptions':
+                new = {o.partition('=')[0]: o for o in ch.get('new') or []}
+                gone = [o.partition('=')[0] for o in ch.get('old') or []
+                        if o.partition('=')[0] not in new]
+                if gone:
+                    self.run(alter + 'RESET (%s)' % ', '.join(gone))
+                if new:
+                    self.run(alter + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
             else:
                 raise NotUnderstood('change "%s"' % op)
+
+    def column_exists(self, schema, table, column):
+        return self.exists(
+            'SELECT EXISTS (SELECT FROM pg_catalog.pg_attribute'
+            ' WHERE attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND attname OPERATOR(pg_catalog.=) %s AND NOT attisdropped)',
+            (qname(schema, table), column))
+
+    def apply_sequence(self, before, after, changes):
+        """A sequence's event, from its "after" image: the renames of its
+        changes first, then CREATE SEQUENCE if the copy has none of that
+        name, else ALTER SEQUENCE to every parameter of "after" (an
+        identity's sequence altered through ALTER TABLE comes without
+        "before"), and OWNED BY.  Two cases wait: the sequence of an
+        identity column not made yet (False: the table's CREATE or ALTER
+        in the same statement makes it; check_left_out then sets its
+        parameters), and the OWNED BY of a serial column whose table the
+        statement creates after the sequence (its ALTER SEQUENCE event
+        follows)."""
+        self.counts['sequence'] = self.counts.get('sequence', 0) + 1
+        schema, name = (before or after)['schema'], (before or after)['name']
+        for ch in changes or []:
+            if ch['op'] == 'rename':
+                self.run('ALTER SEQUENCE %s RENAME TO %s' % (qname(schema, name), ident(ch['new'])))
+                name = ch['new']
+            elif ch['op'] == 'set schema':
+                self.run('ALTER SEQUENCE %s SET SCHEMA %s' % (qname(schema, name), ident(ch['new'])))
+                schema = ch['new']
+        rel = qname(after['schema'], after['name'])
+        owner = after.get('owned_by')
+        owner_there = owner is not None and self.column_exists(owner['schema'], owner['name'], owner['column'])
+        if not self.relation_exists(after['schema'], after['name']):
+            if owner is not None and owner.get('identity'):
+                return False
+            self.run('CREATE %sSEQUENCE %s %s' % ('UNLOGGED ' if after.get('unlogged') else '',
+                                                  rel, sequence_options_sql(after)))
+        else:
+            self.run('ALTER SEQUENCE %s %s%s' % (rel, sequence_options_sql(after), self.restart_sql(rel, after)))
+            if any(ch['op'] in ('set logged', 'set unlogged') for ch in changes or []):
+                self.run('ALTER SEQUENCE %s SET %s' % (rel, 'UNLOGGED' if after.get('unlogged') else 'LOGGED'))
+        if owner is None or (owner_there and not owner.get('identity')):
+            # an identity's sequence is the column's: it takes no OWNED BY
+            if not self.sequence_identity(after['schema'], after['name']):
+                self.run('ALTER SEQUENCE %s OWNED BY %s' % (rel, owner_sql(owner)))
+        return True
+
+    def restart_sql(self, rel, image):
+        """' RESTART' when the copy's current value is outside the new
+        bounds (the source's moved as its rows used it; the copy's is still
+        where it started, and ALTER SEQUENCE would refuse): the current
+        value is data, not shape."""
+        self.cur.execute('SELECT last_value FROM ' + rel)
+        last = self.cur.fetchone()[0]
+        return '' if image['min'] <= last <= image['max'] else ' RESTART'
+
+    def sequence_identity(self, schema, name):
+        """Is that sequence on the copy an identity column's?"""
+        return self.exists(
+            'SELECT EXISTS (SELECT FROM pg_catalog.pg_depend'
+            ' WHERE classid OPERATOR(pg_catalog.=) \'pg_catalog.pg_class\'::pg_catalog.regclass'
+            ' AND objid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND deptype OPERATOR(pg_catalog.=) \'i\')', (qname(schema, name),))
 
     def apply_event(self, ev):
         """Apply one event (a decoded message) to the target: True when it
@@ -475,6 +581,13 @@ class Applier:
             elif otype == 'index' and len(names) == 2:
                 if self.index_droppable(*names):
                     self.run('DROP INDEX %s CASCADE' % qname(*names))
+            elif otype == 'sequence' and len(names) == 2:
+                # the sequence the statement named; one that went with its
+                # table or column (an identity's cannot be dropped alone)
+                # is checked gone with the rest (check_left_out)
+                if not details.get('original'):
+                    return False
+                self.run('DROP SEQUENCE IF EXISTS %s CASCADE' % qname(*names))
             elif otype in DROPS and len(names) == 2:
                 self.run('DROP %s IF EXISTS %s CASCADE' % (DROPS[otype], qname(*names)))
             elif otype == 'table constraint' and len(names) == 3:
@@ -496,6 +609,8 @@ class Applier:
             return True         # table_rewrite: the shape comes at ddl_command_end
         if otype == 'schema' and ev['command_tag'] == 'CREATE SCHEMA':
             self.run('CREATE SCHEMA IF NOT EXISTS ' + ev['object_identity'])
+        elif otype == 'sequence' and after is not None:
+            return self.apply_sequence(before, after, changes)
         elif changes is not None and before is not None:
             self.apply_changes(before, after, changes)
         elif after is not None and before is None and otype in KIND_SQL:
@@ -534,10 +649,12 @@ class Applier:
 
 IMAGE_KEYS = {'kind', 'name', 'schema', 'columns', 'indexes', 'constraints',
               'replica_identity', 'replica_identity_index', 'definition',
-              'partition_key', 'partition_of', 'partition_bound', 'server', 'options'}
+              'partition_key', 'partition_of', 'partition_bound', 'server', 'options',
+              'unlogged', 'reloptions',
+              'type', 'start', 'increment', 'min', 'max', 'cache', 'cycle', 'owned_by'}
 
 RELKIND_NAME = {'r': 'table', 'p': 'partitioned table', 'v': 'view',
-                'm': 'materialized view', 'f': 'foreign table'}
+                'm': 'materialized view', 'f': 'foreign table', 'S': 'sequence'}
 
 CONTYPE_NAME = {'p': 'primary key', 'u': 'unique', 'c': 'check',
                 'f': 'foreign key', 'x': 'exclusion'}
@@ -555,15 +672,22 @@ def read_image(cur, schema, name):
         'SELECT c.oid, c.relkind::text, c.relreplident::text, c.relispartition,'
         ' CASE WHEN c.relkind IN (\'v\', \'m\') THEN pg_get_viewdef(c.oid) END,'
         ' CASE WHEN c.relkind OPERATOR(pg_catalog.=) \'p\' THEN pg_get_partkeydef(c.oid) END,'
-        ' CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END'
+        ' CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END,'
+        ' c.relpersistence OPERATOR(pg_catalog.=) \'u\', c.reloptions::text[]'
         ' FROM pg_class c JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace'
         ' WHERE n.nspname OPERATOR(pg_catalog.=) %s AND c.relname OPERATOR(pg_catalog.=) %s',
         (schema, name))
     row = cur.fetchone()
     if row is None or row[1] not in RELKIND_NAME:
         return None
-    oid, relkind, replident, ispartition, viewdef, partkey, bound = row
+    oid, relkind, replident, ispartition, viewdef, partkey, bound, unlogged, reloptions = row
     img = {'kind': RELKIND_NAME[relkind], 'name': name, 'schema': schema}
+    if unlogged:
+        img['unlogged'] = True
+    if relkind == 'S':
+        return read_sequence(cur, oid, img)
+    if reloptions:
+        img['reloptions'] = list(reloptions)
     cur.execute(
         'SELECT a.attname::text, format_type(a.atttypid, a.atttypmod),'
         ' pg_get_expr(d.adbin, d.adrelid), a.attidentity::text, a.attnotnull,'
@@ -628,6 +752,33 @@ def read_image(cur, schema, name):
     return img
 
 
+def read_sequence(cur, oid, img):
+    """A sequence's image: its parameters and the column that owns it."""
+    cur.execute(
+        'SELECT format_type(seqtypid, NULL), seqstart, seqincrement, seqmin, seqmax, seqcache,'
+        ' seqcycle FROM pg_sequence WHERE seqrelid OPERATOR(pg_catalog.=) %s', (oid,))
+    row = cur.fetchone()
+    if row is not None:
+        for k, v in zip(('type', 'start', 'increment', 'min', 'max', 'cache', 'cycle'), row):
+            img[k] = v
+    cur.execute(
+        'SELECT n.nspname::text, c.relname::text, a.attname::text,'
+        ' d.deptype OPERATOR(pg_catalog.=) \'i\''
+        ' FROM pg_depend d JOIN pg_class c ON c.oid OPERATOR(pg_catalog.=) d.refobjid'
+        ' JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace'
+        ' JOIN pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid'
+        '  AND a.attnum OPERATOR(pg_catalog.=) d.refobjsubid'
+        ' WHERE d.classid OPERATOR(pg_catalog.=) \'pg_class\'::regclass'
+        ' AND d.objid OPERATOR(pg_catalog.=) %s'
+        ' AND d.refclassid OPERATOR(pg_catalog.=) \'pg_class\'::regclass'
+        ' AND d.refobjsubid OPERATOR(pg_catalog.<>) 0 AND d.deptype IN (\'a\', \'i\')'
+        ' ORDER BY d.deptype LIMIT 1', (oid,))
+    owner = cur.fetchone()
+    img['owned_by'] = None if owner is None else {
+        'schema': owner[0], 'name': owner[1], 'column': owner[2], 'identity': owner[3]}
+    return img
+
+
 def by_name(parts):
     """Constraints or indexes keyed by name (the capture sorts them by name)."""
     return {p['name']: p for p in parts or []}
@@ -682,6 +833,16 @@ def verify_event(cur, ev):
     details = ev.get('details') or {}
     after = details.get('after')
     if ev['trigger_event'] == 'ddl_command_end' and after is not None:
+        owner = after.get('owned_by')
+        if after.get('kind') == 'sequence' and owner is not None:
+            # a serial column's sequence is made before its table: its
+            # OWNED BY is applied and verified at the ALTER SEQUENCE event
+            # that follows in the same statement
+            cur.execute('SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid OPERATOR(pg_catalog.=)'
+                        ' to_regclass(%s) AND attname OPERATOR(pg_catalog.=) %s AND NOT attisdropped)',
+                        (qname(owner['schema'], owner['name']), owner['column']))
+            if not cur.fetchone()[0] and ev.get('command_tag') == 'CREATE SEQUENCE':
+                after = dict(after, owned_by=None)
         return image_differences(after, read_image(cur, after['schema'], after['name']))
     if ev['trigger_event'] == 'sql_drop' and ev.get('object_type') in DROPS:
         names = details.get('address_names') or []
@@ -803,9 +964,9 @@ class Replayer:
                 # statement's events are all applied: before the next
                 # statement, which may need what they made
                 if left_out and statement_of(ev) != statement_of(left_out[-1]):
-                    self.check_left_out(cur, left_out, applied)
+                    self.check_left_out(applier, left_out, applied)
                 self.apply_one(applier, cur, ev, end_lsn, applied, left_out)
-            self.check_left_out(cur, left_out, applied)
+            self.check_left_out(applier, left_out, applied)
             cur.execute('INSERT INTO ddl_replay.progress VALUES (%s, %s)'
                         ' ON CONFLICT (slot) DO UPDATE SET end_lsn = EXCLUDED.end_lsn',
                         (self.slot, lsn_text(end_lsn)))
@@ -857,13 +1018,13 @@ class Replayer:
                        ev, sql=applier.last_sql, detail='\n'.join(diff))
         applied.append(ev)
 
-    def check_left_out(self, cur, left_out, applied):
+    def check_left_out(self, applier, left_out, applied):
         """Check the events of left_out (and empty it)."""
         for ev in left_out:
-            self.check_one_left_out(cur, ev, applied)
+            self.check_one_left_out(applier, ev, applied)
         del left_out[:]
 
-    def check_one_left_out(self, cur, ev, applied):
+    def check_one_left_out(self, applier, ev, applied):
         """An event that no apply function took is fine only when the
         transaction's other events did its work: a dropped object must be
         gone from the copy (a table's row type, an identity's sequence, a
@@ -872,9 +1033,30 @@ class Replayer:
         (an identity's sequence, a primary key's index) must be there; a
         second event of the same statement on the same object (the foreign
         keys of a CREATE TABLE) is covered by the first's image.
-        Anything else stops the consumer."""
+        The sequence of an identity column, which its table's statement
+        made, gets the parameters of its "after" image then, and is
+        verified.  Anything else stops the consumer."""
+        cur = applier.cur
         details = ev.get('details') or {}
         otype = ev.get('object_type')
+        after = details.get('after') or {}
+        if ev['trigger_event'] == 'ddl_command_end' and after.get('kind') == 'sequence':
+            if not applier.relation_exists(after['schema'], after['name']):
+                raise Stop('the sequence of identity column %s is not in the copy after its statement'
+                           % owner_sql(after.get('owned_by')), ev)
+            applier.last_sql = None
+            try:
+                rel = qname(after['schema'], after['name'])
+                applier.run('ALTER SEQUENCE %s %s%s' % (rel, sequence_options_sql(after),
+                                                        applier.restart_sql(rel, after)))
+            except psycopg2.Error as e:
+                raise Stop('the copy refused a statement: %s' % (e.pgerror or e).strip().splitlines()[0],
+                           ev, sql=applier.last_sql)
+            diff = verify_event(cur, ev)
+            if diff:
+                raise Stop('after applying it, the copy does not match the event\'s "after" image',
+                           ev, sql=applier.last_sql, detail='\n'.join(diff))
+            return
         if ev['trigger_event'] == 'sql_drop':
             cur.execute('SAVEPOINT left_out')
             try:

@@ -3,8 +3,8 @@
  * relimage.c
  *	  Relation images and the changes between two of them: what a DDL
  *	  command did to the shape of a table, partitioned table, view,
- *	  materialized view or foreign table ("before", "after" and "changes"
- *	  in an event's details; docs/reference.md, "The payload").
+ *	  materialized view, foreign table or sequence ("before", "after" and
+ *	  "changes" in an event's details; docs/reference.md, "The payload").
  *
  * An image is read from the catalogs as PostgreSQL prints them: columns
  * (format_type with typmod; pg_get_expr for defaults and generated
@@ -12,7 +12,10 @@
  * (pg_get_indexdef) and the replica identity, and what a kind needs to be
  * created again: a view's query (pg_get_viewdef; not in a drop's
  * pre-image), a partition key (pg_get_partkeydef), a foreign table's
- * server and options.  All with search_path set to
+ * server and options; its persistence (unlogged) and storage parameters
+ * (pg_class.reloptions).  A sequence's image is its parameters
+ * (pg_sequence) and the column owning it (pg_depend: OWNED BY, or the
+ * identity column it serves), nothing of a table's.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
  * qualified, as pg_dump prints it, whatever the DDL's search_path.  The
  * columns, defaults and index list come from the relation cache (the
@@ -22,8 +25,8 @@
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs: no image is
  *	 read, no lock taken, no key written.
- * - "before" of ALTER TABLE, RENAME, ALTER ... SET SCHEMA, CREATE OR
- *	 REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
+ * - "before" of ALTER TABLE, ALTER SEQUENCE, RENAME, ALTER ... SET SCHEMA,
+ *	 CREATE OR REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
  *	 ddl_command_start (DdlnImageCommandStart), only for the relation the
  *	 command names (an index's: its table), after taking the lock the
  *	 command itself will take (on the index for ALTER INDEX RENAME, which
@@ -61,6 +64,12 @@
  *	 closed by sql_drop, or at PRE_COMMIT when a command's sql_drop did not
  *	 run; a subtransaction's rollback forgets the dropped images it may
  *	 have read.
+ * - Every ddl_command_end row of a sequence has "after", even without
+ *	 "before" and in a second row of the same command: PostgreSQL reports a
+ *	 serial column's sequence twice in a CREATE TABLE (CREATE, then OWNED
+ *	 BY), and an identity's sequence altered through ALTER TABLE under no
+ *	 name of its own.  Reading one costs a syscache lookup and an index
+ *	 scan of the sequence's own pg_depend rows.
  * - Changes are computed between two images: columns matched by attnum,
  *	 constraints and indexes by name, a renamed one by its OID.  An index
  *	 that implements a constraint comes and goes with its constraint and
@@ -79,6 +88,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/reloptions.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
@@ -96,6 +106,7 @@
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_rewrite.h"
+#include "catalog/pg_sequence.h"
 #include "catalog/pg_type.h"
 #include "foreign/foreign.h"
 #include "commands/defrem.h"
@@ -144,12 +155,31 @@ typedef struct DdlnImgPart
 	char	   *constraint;		/* indexes: the constraint it implements */
 } DdlnImgPart;
 
+/* a sequence's parameters (pg_sequence) and the column owning it */
+typedef struct DdlnImgSequence
+{
+	char	   *type;
+	int64		start;
+	int64		increment;
+	int64		min;
+	int64		max;
+	int64		cache;
+	bool		cycle;
+	char	   *owner_schema;	/* NULL: owned by no column */
+	char	   *owner_name;
+	char	   *owner_column;
+	bool		owner_identity; /* the column's identity sequence */
+} DdlnImgSequence;
+
 typedef struct DdlnImage
 {
 	Oid			relid;
 	char	   *schema;
 	char	   *name;
 	char		relkind;
+	bool		unlogged;
+	List	   *reloptions;		/* "name=value" strings (WITH (...)) */
+	DdlnImgSequence *seq;		/* a sequence's, else NULL */
 	int			ncolumns;
 	DdlnImgColumn *columns;
 	int			nconstraints;
@@ -273,7 +303,7 @@ DdlnImageKind(char relkind)
 {
 	return relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
 		relkind == RELKIND_VIEW || relkind == RELKIND_MATVIEW ||
-		relkind == RELKIND_FOREIGN_TABLE;
+		relkind == RELKIND_FOREIGN_TABLE || relkind == RELKIND_SEQUENCE;
 }
 
 static const char *
@@ -291,6 +321,8 @@ DdlnImageKindName(char relkind)
 			return "materialized view";
 		case RELKIND_FOREIGN_TABLE:
 			return "foreign table";
+		case RELKIND_SEQUENCE:
+			return "sequence";
 	}
 	return NULL;
 }
@@ -624,6 +656,74 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 }
 
 /*
+ * A sequence's parameters from pg_sequence, and the column that owns it
+ * (OWNED BY, or the identity column it serves) from pg_depend: a lookup
+ * and an index scan of the sequence's own dependencies.
+ */
+static void
+DdlnImageReadSequence(DdlnImage *img)
+{
+	HeapTuple	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(img->relid));
+	Form_pg_sequence form;
+	DdlnImgSequence *seq;
+	Oid			tableid;
+	int32		colid;
+	bool		owned;
+
+	seq = palloc0(sizeof(DdlnImgSequence));
+	img->seq = seq;
+	if (!HeapTupleIsValid(tup))
+		return;					/* cannot happen: a sequence without its row */
+	form = (Form_pg_sequence) GETSTRUCT(tup);
+	seq->type = DdlnImageTypeName(form->seqtypid, -1);
+	seq->start = form->seqstart;
+	seq->increment = form->seqincrement;
+	seq->min = form->seqmin;
+	seq->max = form->seqmax;
+	seq->cache = form->seqcache;
+	seq->cycle = form->seqcycle;
+	ReleaseSysCache(tup);
+
+	owned = sequenceIsOwned(img->relid, DEPENDENCY_AUTO, &tableid, &colid);
+	if (!owned && sequenceIsOwned(img->relid, DEPENDENCY_INTERNAL, &tableid, &colid))
+		owned = seq->owner_identity = true;
+	if (owned)
+	{
+		seq->owner_name = get_rel_name(tableid);
+		seq->owner_column = get_attname(tableid, colid, true);
+		if (seq->owner_name == NULL || seq->owner_column == NULL)
+			seq->owner_name = seq->owner_column = NULL;
+		else
+			seq->owner_schema = get_namespace_name_or_temp(get_rel_namespace(tableid));
+	}
+}
+
+/* The relation's storage parameters (pg_class.reloptions), "name=value". */
+static void
+DdlnImageReadRelOptions(DdlnImage *img)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(img->relid));
+	bool		isnull;
+	Datum		d;
+	ListCell   *lc;
+	List	   *defs;
+
+	if (!HeapTupleIsValid(tup))
+		return;
+	d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
+	defs = isnull ? NIL : untransformRelOptions(d);
+	ReleaseSysCache(tup);
+	foreach(lc, defs)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		img->reloptions = lappend(img->reloptions,
+								  def->arg ? psprintf("%s=%s", def->defname, defGetString(def)) :
+								  pstrdup(def->defname));
+	}
+}
+
+/*
  * The image of relation "relid" as the catalogs say now, or NULL when it is
  * not a relation of the kinds that have images (or does not exist).  The
  * columns, defaults and index list come from the relation cache (the
@@ -659,12 +759,19 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 	img->name = pstrdup(RelationGetRelationName(rel));
 	img->relkind = rel->rd_rel->relkind;
 	img->replident = rel->rd_rel->relreplident;
+	img->unlogged = (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED);
 
-	DdlnImageReadColumns(img, rel);
-	reuse = DdlnImageMayReuse(like, img);
-	DdlnImageReadConstraints(img, like, reuse);
-	DdlnImageReadIndexes(img, rel, like, reuse);
-	DdlnImageReadKind(img, dropped);
+	if (img->relkind == RELKIND_SEQUENCE)
+		DdlnImageReadSequence(img);
+	else
+	{
+		DdlnImageReadColumns(img, rel);
+		reuse = DdlnImageMayReuse(like, img);
+		DdlnImageReadConstraints(img, like, reuse);
+		DdlnImageReadIndexes(img, rel, like, reuse);
+		DdlnImageReadKind(img, dropped);
+		DdlnImageReadRelOptions(img);
+	}
 
 	AtEOXact_GUC(true, nestlevel);
 	relation_close(rel, AccessShareLock);
@@ -738,6 +845,36 @@ DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind)
 	DdlnImgToken(st, WJB_END_OBJECT);
 }
 
+/* The column owning a sequence, {"schema", "name", "column", "identity"}, or null. */
+static void
+DdlnImgPushOwner(DdlnJsonbState *st, const DdlnImgSequence *seq)
+{
+	if (seq->owner_name == NULL)
+	{
+		DdlnImgString(st, NULL);
+		return;
+	}
+	DdlnImgToken(st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(st, "name", seq->owner_name);
+	DdlnImgPair(st, "column", seq->owner_column);
+	DdlnImgPair(st, "schema", seq->owner_schema);
+	DdlnImgKey(st, "identity");
+	DdlnImgBool(st, seq->owner_identity);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+/* A list of strings as an array. */
+static void
+DdlnImgPushStrings(DdlnJsonbState *st, List *strings)
+{
+	ListCell   *lc;
+
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	foreach(lc, strings)
+		DdlnImgString(st, (const char *) lfirst(lc));
+	DdlnImgToken(st, WJB_END_ARRAY);
+}
+
 /* An image as the next value of "st". */
 static void
 DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
@@ -746,6 +883,32 @@ DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 	DdlnImgPair(st, "kind", DdlnImageKindName(img->relkind));
 	DdlnImgPair(st, "name", img->name);
 	DdlnImgPair(st, "schema", img->schema);
+	if (img->unlogged)
+	{
+		DdlnImgKey(st, "unlogged");
+		DdlnImgBool(st, true);
+	}
+	if (img->seq)
+	{
+		/* a sequence: its parameters and owner, nothing of a table's */
+		DdlnImgPair(st, "type", img->seq->type);
+		DdlnImgKey(st, "start");
+		DdlnImgInt(st, img->seq->start);
+		DdlnImgKey(st, "increment");
+		DdlnImgInt(st, img->seq->increment);
+		DdlnImgKey(st, "min");
+		DdlnImgInt(st, img->seq->min);
+		DdlnImgKey(st, "max");
+		DdlnImgInt(st, img->seq->max);
+		DdlnImgKey(st, "cache");
+		DdlnImgInt(st, img->seq->cache);
+		DdlnImgKey(st, "cycle");
+		DdlnImgBool(st, img->seq->cycle);
+		DdlnImgKey(st, "owned_by");
+		DdlnImgPushOwner(st, img->seq);
+		DdlnImgToken(st, WJB_END_OBJECT);
+		return;
+	}
 	DdlnImgKey(st, "columns");
 	DdlnImgToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < img->ncolumns; i++)
@@ -778,14 +941,14 @@ DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 	}
 	if (img->server)
 	{
-		ListCell   *lc;
-
 		DdlnImgPair(st, "server", img->server);
 		DdlnImgKey(st, "options");
-		DdlnImgToken(st, WJB_BEGIN_ARRAY);
-		foreach(lc, img->options)
-			DdlnImgString(st, (const char *) lfirst(lc));
-		DdlnImgToken(st, WJB_END_ARRAY);
+		DdlnImgPushStrings(st, img->options);
+	}
+	if (img->reloptions)
+	{
+		DdlnImgKey(st, "reloptions");
+		DdlnImgPushStrings(st, img->reloptions);
 	}
 	DdlnImgToken(st, WJB_END_OBJECT);
 }
@@ -964,6 +1127,78 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 	}
 }
 
+/* Do two lists of strings hold the same, in the same order? */
+static bool
+DdlnSameStrings(List *a, List *b)
+{
+	ListCell   *la,
+			   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+	{
+		if (strcmp((const char *) lfirst(la), (const char *) lfirst(lb)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* {"op": "set sequence option", "option": option, "old": b, "new": a} */
+static void
+DdlnChangeSeqOption(DdlnJsonbState *st, const char *option, int64 b, int64 a)
+{
+	if (b == a)
+		return;
+	DdlnChangeBegin(st, "set sequence option", NULL);
+	DdlnImgPair(st, "option", option);
+	DdlnImgKey(st, "old");
+	DdlnImgInt(st, b);
+	DdlnImgKey(st, "new");
+	DdlnImgInt(st, a);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+/* A sequence's changes: each parameter, then its owner. */
+static void
+DdlnImgPushSequenceChanges(DdlnJsonbState *st, const DdlnImgSequence *b,
+						   const DdlnImgSequence *a)
+{
+	if (!DdlnSame(b->type, a->type))
+	{
+		DdlnChangeBegin(st, "set sequence option", NULL);
+		DdlnImgPair(st, "option", "type");
+		DdlnImgPair(st, "old", b->type);
+		DdlnImgPair(st, "new", a->type);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	DdlnChangeSeqOption(st, "start", b->start, a->start);
+	DdlnChangeSeqOption(st, "increment", b->increment, a->increment);
+	DdlnChangeSeqOption(st, "min", b->min, a->min);
+	DdlnChangeSeqOption(st, "max", b->max, a->max);
+	DdlnChangeSeqOption(st, "cache", b->cache, a->cache);
+	if (b->cycle != a->cycle)
+	{
+		DdlnChangeBegin(st, "set sequence option", NULL);
+		DdlnImgPair(st, "option", "cycle");
+		DdlnImgKey(st, "old");
+		DdlnImgBool(st, b->cycle);
+		DdlnImgKey(st, "new");
+		DdlnImgBool(st, a->cycle);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	if (!DdlnSame(b->owner_schema, a->owner_schema) || !DdlnSame(b->owner_name, a->owner_name) ||
+		!DdlnSame(b->owner_column, a->owner_column) || b->owner_identity != a->owner_identity)
+	{
+		DdlnChangeBegin(st, "set owned by", NULL);
+		DdlnImgKey(st, "old");
+		DdlnImgPushOwner(st, b);
+		DdlnImgKey(st, "new");
+		DdlnImgPushOwner(st, a);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+}
+
 /* The changes from "b" to "a", as the next value of "st" (an array). */
 static void
 DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
@@ -976,6 +1211,17 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 		DdlnChangeOldNew(st, "rename", NULL, b->name, a->name);
 	if (strcmp(b->schema, a->schema) != 0)
 		DdlnChangeOldNew(st, "set schema", NULL, b->schema, a->schema);
+	if (b->unlogged != a->unlogged)
+	{
+		DdlnChangeBegin(st, a->unlogged ? "set unlogged" : "set logged", NULL);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	if (b->seq && a->seq)
+	{
+		DdlnImgPushSequenceChanges(st, b->seq, a->seq);
+		DdlnImgToken(st, WJB_END_ARRAY);
+		return;
+	}
 
 	/* columns by attnum: both lists are in attnum order */
 	while (i < b->ncolumns || j < a->ncolumns)
@@ -1013,6 +1259,17 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 		DdlnImgPair(st, "new", DdlnReplIdentName(a->replident));
 		DdlnImgPair(st, "old_index", b->replident_index);
 		DdlnImgPair(st, "new_index", a->replident_index);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+
+	/* storage parameters: SET (...) and RESET (...) */
+	if (!DdlnSameStrings(b->reloptions, a->reloptions))
+	{
+		DdlnChangeBegin(st, "set reloptions", NULL);
+		DdlnImgKey(st, "old");
+		DdlnImgPushStrings(st, b->reloptions);
+		DdlnImgKey(st, "new");
+		DdlnImgPushStrings(st, a->reloptions);
 		DdlnImgToken(st, WJB_END_OBJECT);
 	}
 	DdlnImgToken(st, WJB_END_ARRAY);
@@ -1199,10 +1456,15 @@ DdlnImageCommandStart(Node *parsetree)
 				AlterTableStmt *stmt = (AlterTableStmt *) parsetree;
 
 				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
-					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE)
+					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE ||
+					stmt->objtype == OBJECT_SEQUENCE)
 					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false);
 				break;
 			}
+		case T_AlterSeqStmt:
+			/* the lock AlterSequence takes */
+			DdlnImageRemember(((AlterSeqStmt *) parsetree)->sequence, ShareRowExclusiveLock, false);
+			break;
 		case T_RenameStmt:
 			{
 				RenameStmt *stmt = (RenameStmt *) parsetree;
@@ -1214,7 +1476,7 @@ DdlnImageCommandStart(Node *parsetree)
 				else if (type == OBJECT_TABCONSTRAINT)
 					type = OBJECT_TABLE;
 				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
-					type == OBJECT_FOREIGN_TABLE)
+					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE)
 					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
 				/* ALTER INDEX RENAME locks the index so (RenameRelation) */
 				else if (stmt->renameType == OBJECT_INDEX)
@@ -1227,7 +1489,8 @@ DdlnImageCommandStart(Node *parsetree)
 
 				if (stmt->objectType == OBJECT_TABLE || stmt->objectType == OBJECT_VIEW ||
 					stmt->objectType == OBJECT_MATVIEW ||
-					stmt->objectType == OBJECT_FOREIGN_TABLE)
+					stmt->objectType == OBJECT_FOREIGN_TABLE ||
+					stmt->objectType == OBJECT_SEQUENCE)
 					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
 				break;
 			}
@@ -1262,7 +1525,11 @@ DdlnImageCommandStart(Node *parsetree)
  * ddl_command_start read one, "after" then, or for a relation the command
  * created.  A command that reports the same relation in several rows (ALTER
  * TABLE with some subcommands, CREATE OR REPLACE VIEW) has them in its
- * first row only: a consumer applies each change once.
+ * first row only: a consumer applies each change once.  A sequence's rows
+ * have "after" each: a CREATE TABLE reports its serial column's sequence
+ * twice (CREATE, then the ALTER SEQUENCE ... OWNED BY PostgreSQL adds), and
+ * an ALTER TABLE of an identity column reports its sequence without naming
+ * it (no "before" then); "before" and "changes" go with the first row.
  */
 Jsonb *
 DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
@@ -1271,15 +1538,23 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 	DdlnImage  *before = NULL;
 	ListCell   *lc;
 	MemoryContext old;
+	bool		sequence;
 
-	if (!OidIsValid(relid) || list_member_oid(given, relid))
+	if (!OidIsValid(relid))
 		return NULL;
+	sequence = (get_rel_relkind(relid) == RELKIND_SEQUENCE);
+	if (list_member_oid(given, relid))
+	{
+		if (!sequence)
+			return NULL;
+		return DdlnImageDetails(NULL, DdlnImageRead(relid, NULL, false));
+	}
 	foreach(lc, pending)
 	{
 		if (((DdlnImage *) lfirst(lc))->relid == relid)
 			before = (DdlnImage *) lfirst(lc);
 	}
-	if (before == NULL &&
+	if (before == NULL && !(sequence && relid == objid) &&
 		!(classid == RelationRelationId && relid == objid && objsubid == 0 &&
 		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)))
 		return NULL;

@@ -18,7 +18,9 @@
 #   then the documented resolution: the function made by hand, the consumer
 #   run again with --skip-event ID applies the rest of the transaction,
 #   records the skip in ddl_replay.skipped and goes on to the end;
-# - a statement the copy refuses (a serial column's sequence is missing).
+# - a statement the copy refuses (a table made there by hand); repaired, the
+#   same statement (a serial column: its sequence, the table, OWNED BY)
+#   applies.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
 # difference: the hand-changed copy passes silently), replay_commit_each.patch
@@ -184,14 +186,24 @@ is( $node->safe_psql('dst', q{SELECT event_id, command_tag, object_identity FROM
 isnt(progress(), $lsn, 'CREATE FUNCTION: the progress moved on');
 $lsn = progress();
 
-# 5. a statement the copy refuses
+# 5. a statement the copy refuses (a table made there by hand), then the
+# same statement applied once the copy is repaired: a serial column, whose
+# sequence comes before its table, with its OWNED BY after it
+$node->safe_psql('dst', 'CREATE TABLE s (by_hand int)');
 $node->safe_psql('src', 'CREATE TABLE s (id serial PRIMARY KEY)');
 $id = event_id(q{object_identity = 'public.s' AND command_tag = 'CREATE TABLE'});
 ($rc, $err) = consume();
-stopped_at('refused', $rc, $err, $id, 'CREATE TABLE', 'public.s', 'the copy refused a statement: ERROR:  relation "public.s_id_seq" does not exist');
+stopped_at('refused', $rc, $err, $id, 'CREATE TABLE', 'public.s', 'the copy refused a statement: ERROR:  relation "s" already exists');
 like($err, qr/^  statement applied: CREATE TABLE "public"\."s" /m, 'refused: the statement is shown');
-is(on_copy('public.s'), 'f', 'refused: nothing applied');
+is(on_copy('public.s_id_seq'), 'f', 'refused: nothing applied (the sequence made before the table is rolled back)');
 is(progress(), $lsn, 'refused: the progress did not move');
+$node->safe_psql('dst', 'DROP TABLE s');
+($rc, $err) = consume();
+is($rc, 0, 'serial: once repaired, the sequence, the table and OWNED BY apply and verify');
+is( $node->safe_psql(
+		'dst', q{SELECT pg_get_serial_sequence('public.s', 'id'), pg_get_expr(adbin, adrelid)
+			FROM pg_attrdef WHERE adrelid = 'public.s'::regclass}),
+	q{public.s_id_seq|nextval('s_id_seq'::regclass)}, 'serial: the copy has the sequence, owned by the column it feeds');
 
 $node->stop;
 done_testing();
