@@ -274,18 +274,9 @@ def change_order(ch):
         return (6, CONSTRAINT_STEPS.index(t) if t in CONSTRAINT_STEPS else 0)
     if op == 'add index':
         return (7,)
+    if op in ('validate constraint', 'alter constraint'):
+        return (7, 1)
     return (8,)
-
-
-def recursive_index_sql(definition):
-    """An index's definition as CREATE INDEX would make it.  pg_get_indexdef
-    prints a partitioned table's index as "ON ONLY": that would leave the
-    copy's partitions without the index each of the source's got (a later
-    event's image of a partition shows it, and verification would stop).
-    CREATE INDEX ON ONLY itself, rare outside pg_dump, is then replayed
-    as if recursive; verification catches that at the partition's next
-    event."""
-    return re.sub(r'^(CREATE (UNIQUE )?INDEX ("([^"]|"")*"|\S+) ON )ONLY ', r'\1', definition)
 
 
 def after_column(after, name):
@@ -455,10 +446,24 @@ class Applier:
                         continue
                     if now is not None:
                         self.run(alter + 'DROP CONSTRAINT ' + ident(con['name']))
-                self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
+                if ch.get('using_index'):
+                    # the constraint takes over an index the table has
+                    d = con['definition']
+                    self.run(alter + 'ADD CONSTRAINT %s %s USING INDEX %s%s%s' % (
+                        ident(con['name']), con['type'].upper(), ident(ch['using_index']),
+                        ' DEFERRABLE' if d.endswith(' DEFERRABLE') or ' DEFERRABLE INITIALLY' in d else '',
+                        ' INITIALLY DEFERRED' if 'INITIALLY DEFERRED' in d else ''))
+                else:
+                    self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
             elif op == 'drop constraint':
                 if ch['name'] not in redefined['constraint']:
                     self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
+            elif op == 'validate constraint':
+                self.run(alter + 'VALIDATE CONSTRAINT ' + ident(ch['name']))
+            elif op == 'alter constraint':
+                self.run(alter + 'ALTER CONSTRAINT %s %sDEFERRABLE INITIALLY %s' % (
+                    ident(ch['name']), '' if ch['deferrable'] else 'NOT ',
+                    'DEFERRED' if ch['deferred'] else 'IMMEDIATE'))
             elif op == 'rename constraint':
                 # renaming a constraint's index renames the constraint too
                 if self.constraint_exists(schema, name, ch['old']):
@@ -471,7 +476,7 @@ class Applier:
                         continue
                     if now is not None:
                         self.run('DROP INDEX ' + qname(schema, idx['name']))
-                self.run(recursive_index_sql(idx['definition']))
+                self.run(idx['definition'])
             elif op == 'drop index':
                 if (ch['name'] not in redefined['index'] and
                         self.index_droppable(schema, ch['name'])):
@@ -711,19 +716,27 @@ def read_image(cur, schema, name):
         for n, t, d, i, nn, coll, g in cur.fetchall()]
     cur.execute(
         'SELECT conname::text, contype::text, pg_get_constraintdef(oid), conindid'
-        ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s', (oid,))
+        ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s'
+        # a foreign key's clones are PostgreSQL's (as the capture leaves them out)
+        ' AND NOT (contype OPERATOR(pg_catalog.=) \'f\' AND conparentid OPERATOR(pg_catalog.<>) 0)', (oid,))
     cons = [(n, t, d, i) for n, t, d, i in cur.fetchall() if t in CONTYPE_NAME]
     img['constraints'] = [{'name': n, 'type': CONTYPE_NAME[t], 'definition': d}
                           for n, t, d, _ in cons]
     by_index = {i: n for n, t, _, i in cons if t != 'f'}
     cur.execute(
-        'SELECT i.indexrelid, c.relname::text, pg_get_indexdef(i.indexrelid), i.indisreplident'
+        'SELECT i.indexrelid, c.relname::text, pg_get_indexdef(i.indexrelid), i.indisreplident,'
+        ' c.relkind OPERATOR(pg_catalog.=) \'I\' AND i.indisvalid'
         ' FROM pg_index i JOIN pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid'
         ' WHERE i.indrelid OPERATOR(pg_catalog.=) %s AND i.indislive', (oid,))
     img['indexes'] = []
     img['replica_identity'] = REPLIDENT_NAME.get(replident, 'default')
     img['replica_identity_index'] = None
-    for ioid, iname, idef, isreplident in cur.fetchall():
+    for ioid, iname, idef, isreplident, recursive in cur.fetchall():
+        if recursive:
+            # "ON ONLY" only while a partitioned index is not valid (as the capture prints it)
+            prefix = re.match(r'CREATE (UNIQUE )?INDEX ', idef).group(0) + quote_ident(cur, iname)
+            if idef.startswith(prefix + ' ON ONLY '):
+                idef = prefix + ' ON ' + idef[len(prefix + ' ON ONLY '):]
         img['indexes'].append({'name': iname, 'constraint': by_index.get(ioid), 'definition': idef})
         if replident == 'i' and isreplident:
             img['replica_identity_index'] = iname
@@ -777,6 +790,12 @@ def read_sequence(cur, oid, img):
     img['owned_by'] = None if owner is None else {
         'schema': owner[0], 'name': owner[1], 'column': owner[2], 'identity': owner[3]}
     return img
+
+
+def quote_ident(cur, name):
+    """The server's quote_ident(), as pg_get_indexdef quotes a name."""
+    cur.execute('SELECT quote_ident(%s)', (name,))
+    return cur.fetchone()[0]
 
 
 def by_name(parts):

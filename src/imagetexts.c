@@ -161,6 +161,9 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(CHANGE, "old_index"),
 	KEEP(CHANGE, "new_index"),
 	KEEP(CHANGE, "option"),
+	KEEP(CHANGE, "using_index"),	/* add constraint: the index it took over */
+	KEEP(CHANGE, "deferrable"),	/* alter constraint */
+	KEEP(CHANGE, "deferred"),
 	/* old and new are names, types or kinds for these ops ... */
 	OP_KEEP("rename"),
 	OP_KEEP("set schema"),

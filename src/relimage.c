@@ -73,7 +73,14 @@
  * - Changes are computed between two images: columns matched by attnum,
  *	 constraints and indexes by name, a renamed one by its OID.  An index
  *	 that implements a constraint comes and goes with its constraint and
- *	 has no change of its own.
+ *	 has no change of its own (ADD CONSTRAINT ... USING INDEX names the
+ *	 index it took over in its change).  A constraint of the same OID
+ *	 validated or made [NOT] DEFERRABLE is altered, not dropped and added:
+ *	 its definition is printed again, never reused from "before".
+ * - What PostgreSQL makes and drops by itself is left out as pg_dump leaves
+ *	 it out: a foreign key's clones (conparentid set).  A partitioned
+ *	 table's valid index is printed without "ON ONLY" (pg_get_indexdef
+ *	 prints it always): it made its partitions' indexes.
  *
  * Floor: engine (capture's helper): called by capture.c, and by ddl_notify.c
  * (_PG_init installs the object access hook, which the server calls);
@@ -153,6 +160,10 @@ typedef struct DdlnImgPart
 	const char *type;			/* constraints: "primary key"... */
 	char	   *definition;
 	char	   *constraint;		/* indexes: the constraint it implements */
+	/* constraints: what ALTER TABLE can change in place (same OID) */
+	bool		validated;
+	bool		deferrable;
+	bool		deferred;
 } DdlnImgPart;
 
 /* a sequence's parameters (pg_sequence) and the column owning it */
@@ -502,13 +513,19 @@ DdlnImageMayReuse(const DdlnImage *like, const DdlnImage *img)
 	return true;
 }
 
-/* The definition of "oid" named "name" in "parts" of an earlier image, or NULL. */
+/*
+ * The definition of "part" (its OID and name; a constraint's flags) in
+ * "parts" of an earlier image, or NULL.  A constraint validated or made
+ * deferrable in place keeps its OID: its definition is printed again.
+ */
 static char *
-DdlnReusedDefinition(const DdlnImgPart *parts, int n, Oid oid, const char *name)
+DdlnReusedDefinition(const DdlnImgPart *parts, int n, const DdlnImgPart *part)
 {
 	for (int i = 0; i < n; i++)
 	{
-		if (parts[i].oid == oid && strcmp(parts[i].name, name) == 0)
+		if (parts[i].oid == part->oid && strcmp(parts[i].name, part->name) == 0 &&
+			parts[i].validated == part->validated && parts[i].deferrable == part->deferrable &&
+			parts[i].deferred == part->deferred)
 			return parts[i].definition;
 	}
 	return NULL;
@@ -587,6 +604,14 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 
 		if (type == NULL)
 			continue;
+
+		/*
+		 * A foreign key's clones (one per partition of the table it
+		 * references, or on a partition, its parent's): PostgreSQL makes and
+		 * drops them with their parent; pg_dump leaves them out too.
+		 */
+		if (con->contype == CONSTRAINT_FOREIGN && OidIsValid(con->conparentid))
+			continue;
 		if (img->nconstraints == allocated)
 		{
 			allocated *= 2;
@@ -599,9 +624,11 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 		part->type = type;
 		if (con->contype != CONSTRAINT_FOREIGN)
 			part->indexid = con->conindid;
+		part->validated = con->convalidated;
+		part->deferrable = con->condeferrable;
+		part->deferred = con->condeferred;
 		if (reuse)
-			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints,
-													part->oid, part->name);
+			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints, part);
 		if (part->definition == NULL)
 			part->definition =
 				DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
@@ -609,6 +636,38 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 	systable_endscan(scan);
 	table_close(catrel, AccessShareLock);
 	qsort(img->constraints, img->nconstraints, sizeof(DdlnImgPart), DdlnPartCmp);
+}
+
+/*
+ * pg_get_indexdef() of an index, but "ON ONLY" only for a partitioned
+ * table's index that is not valid (made with ON ONLY while the table had
+ * partitions, and not yet attached to an index of each): a valid one made
+ * its partitions' indexes as any CREATE INDEX does, and is printed so.
+ */
+static char *
+DdlnImageIndexDef(Oid indexid)
+{
+	char	   *def = DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(indexid)));
+	char	   *only;
+	HeapTuple	tup;
+	bool		valid = false;
+
+	if (get_rel_relkind(indexid) != RELKIND_PARTITIONED_INDEX)
+		return def;
+	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexid));
+	if (HeapTupleIsValid(tup))
+	{
+		valid = ((Form_pg_index) GETSTRUCT(tup))->indisvalid;
+		ReleaseSysCache(tup);
+	}
+	/* "CREATE [UNIQUE] INDEX name ON ONLY ...": after the name (quoted as it must be) */
+	if (valid && (only = strstr(def, "INDEX ")) != NULL)
+	{
+		only += strlen("INDEX ") + strlen(quote_identifier(get_rel_name(indexid)));
+		if (strncmp(only, " ON ONLY ", 9) == 0)
+			memmove(only + 3, only + 8, strlen(only + 8) + 1);
+	}
+	return def;
 }
 
 /*
@@ -639,11 +698,9 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		part->oid = indexid;
 		part->name = name;
 		if (reuse)
-			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes,
-													indexid, name);
+			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part);
 		if (part->definition == NULL)
-			part->definition =
-				DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(indexid)));
+			part->definition = DdlnImageIndexDef(indexid);
 		for (int i = 0; i < img->nconstraints; i++)
 		{
 			if (img->constraints[i].indexid == indexid)
@@ -1037,6 +1094,8 @@ DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *
 	}
 }
 
+static bool DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a);
+
 static const DdlnImgPart *
 DdlnFindPart(const DdlnImgPart *parts, int n, const char *name, Oid oid)
 {
@@ -1059,7 +1118,46 @@ DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
 {
 	if (indexes)
 		return b->oid != a->oid && !DdlnSame(b->definition, a->definition);
+	if (DdlnConstraintAltered(b, a))
+		return false;
 	return !DdlnSame(b->definition, a->definition) || !DdlnSame(b->type, a->type);
+}
+
+/*
+ * Was a constraint altered in place: the same one (OID) validated (VALIDATE
+ * CONSTRAINT) or made [NOT] DEFERRABLE (ALTER CONSTRAINT)?
+ */
+static bool
+DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	return b->oid == a->oid &&
+		(b->validated != a->validated || b->deferrable != a->deferrable ||
+		 b->deferred != a->deferred);
+}
+
+/*
+ * "validate constraint" {name} and "alter constraint" {name, deferrable,
+ * deferred} of a constraint altered in place.
+ */
+static void
+DdlnDiffConstraintFlags(DdlnJsonbState *st, const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	if (b->deferrable != a->deferrable || b->deferred != a->deferred)
+	{
+		DdlnChangeBegin(st, "alter constraint", NULL);
+		DdlnImgPair(st, "name", a->name);
+		DdlnImgKey(st, "deferred");
+		DdlnImgBool(st, a->deferred);
+		DdlnImgKey(st, "deferrable");
+		DdlnImgBool(st, a->deferrable);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	if (!b->validated && a->validated)
+	{
+		DdlnChangeBegin(st, "validate constraint", NULL);
+		DdlnImgPair(st, "name", a->name);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
 }
 
 /*
@@ -1069,7 +1167,8 @@ DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
  */
 static void
 DdlnDiffParts(DdlnJsonbState *st, bool indexes,
-			  const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an)
+			  const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an,
+			  const DdlnImage *b)
 {
 	const char *rename_op = indexes ? "rename index" : "rename constraint";
 	const char *drop_op = indexes ? "drop index" : "drop constraint";
@@ -1114,14 +1213,27 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 			continue;
 		if (was == NULL && renamed != NULL)
 			continue;			/* renamed, above */
-		if (was == NULL || DdlnPartChanged(indexes, was, &ap[i]))
+		if (!indexes && was && DdlnConstraintAltered(was, &ap[i]))
+			DdlnDiffConstraintFlags(st, was, &ap[i]);
+		else if (was == NULL || DdlnPartChanged(indexes, was, &ap[i]))
 		{
+			const DdlnImgPart *taken = NULL;
+
 			DdlnChangeBegin(st, add_op, NULL);
 			DdlnImgKey(st, indexes ? "index" : "constraint");
 			if (indexes)
 				DdlnImgPushIndex(st, &ap[i]);
 			else
 				DdlnImgPushConstraint(st, &ap[i]);
+
+			/*
+			 * ADD CONSTRAINT ... USING INDEX: the constraint took over an
+			 * index the table had (and gave it its name)
+			 */
+			if (!indexes && OidIsValid(ap[i].indexid))
+				taken = DdlnFindPart(b->indexes, b->nindexes, NULL, ap[i].indexid);
+			if (taken && taken->constraint == NULL)
+				DdlnImgPair(st, "using_index", taken->name);
 			DdlnImgToken(st, WJB_END_OBJECT);
 		}
 	}
@@ -1245,8 +1357,8 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 			DdlnDiffColumn(st, &b->columns[i++], &a->columns[j++]);
 	}
 
-	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints);
-	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes);
+	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints, b);
+	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes, b);
 
 	/* a view's or materialized view's query (CREATE OR REPLACE VIEW) */
 	if (b->definition && a->definition && strcmp(b->definition, a->definition) != 0)
