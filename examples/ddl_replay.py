@@ -72,6 +72,7 @@ KIND_SQL = {
     'view': 'VIEW',
     'materialized view': 'MATERIALIZED VIEW',
     'foreign table': 'FOREIGN TABLE',
+    'composite type': 'TYPE',
 }
 
 # object_type of a drop event -> how it is dropped (by its address_names)
@@ -185,6 +186,10 @@ def create_sql(image):
     kind = image['kind']
     rel = qname(image['schema'], image['name'])
     stmts = []
+    if kind == 'composite type':
+        return ['CREATE TYPE %s AS (%s)' % (rel, ', '.join(
+            '%s %s%s' % (ident(c['name']), c['type'], ' COLLATE ' + c['collation'] if c.get('collation') else '')
+            for c in image.get('columns', [])))]
     if kind in ('view', 'materialized view'):
         if image.get('definition') is None:
             raise NotUnderstood('%s %s: the image has no definition' % (kind, rel))
@@ -399,6 +404,21 @@ class Applier:
                     self.run('CREATE OR REPLACE VIEW %s AS %s' % (rel, ch['new'].rstrip().rstrip(';')))
             elif kind in ('VIEW', 'MATERIALIZED VIEW') and op in ('add column', 'alter column type'):
                 pass            # what a new query (set definition) did
+            elif kind == 'TYPE':
+                # a composite type's attributes
+                col = ch.get('column') if isinstance(ch.get('column'), dict) else after_column(after, ch.get('column'))
+                if op == 'add column':
+                    self.run(alter + 'ADD ATTRIBUTE %s %s%s' % (
+                        ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
+                elif op == 'drop column':
+                    self.run(alter + 'DROP ATTRIBUTE IF EXISTS %s CASCADE' % ident(ch['column']))
+                elif op == 'rename column':
+                    self.run(alter + 'RENAME ATTRIBUTE %s TO %s' % (ident(ch['old']), ident(ch['new'])))
+                elif op in ('alter column type', 'set collation') and col is not None:
+                    self.run(alter + 'ALTER ATTRIBUTE %s TYPE %s%s' % (
+                        ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
+                else:
+                    raise NotUnderstood('change "%s" of a composite type' % op)
             elif op == 'add column':
                 self.run(alter + 'ADD COLUMN ' + column_sql(ch['column']))
             elif op == 'drop column':
@@ -565,6 +585,81 @@ class Applier:
             ' AND objid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
             ' AND deptype OPERATOR(pg_catalog.=) \'i\')', (qname(schema, name),))
 
+    def apply_type(self, ev, after):
+        """A domain's or an enum's event, from its "after" image: CREATE
+        DOMAIN / CREATE TYPE ... AS ENUM when the statement made it, else
+        the copy's type brought to "after" (a domain's default, NOT NULL,
+        constraints; an enum's labels added where they stand, or one
+        renamed).  A type the copy does not have at an ALTER (renamed, moved
+        to another schema: the image says only where it is now) is not
+        understood."""
+        kind = after['kind']
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        rel = qname(after['schema'], after['name'])
+        have = read_type(self.cur, after['schema'], after['name'])
+        if have is None:
+            if not (ev.get('command_tag') or '').startswith('CREATE'):
+                raise NotUnderstood('%s %s is not in the copy (renamed or moved? the image says only '
+                                    'where it is now)' % (kind, rel))
+            if kind == 'enum':
+                self.run('CREATE TYPE %s AS ENUM (%s)' % (rel, ', '.join(literal(l) for l in after['labels'])))
+                return
+            self.run('CREATE DOMAIN %s AS %s%s%s%s' % (
+                rel, after['type'], ' COLLATE ' + after['collation'] if after.get('collation') else '',
+                ' DEFAULT ' + after['default'] if after.get('default') is not None else '',
+                ' NOT NULL' if after.get('not_null') else ''))
+            have = {'constraints': [], 'default': after.get('default'), 'not_null': after.get('not_null'),
+                    'type': after['type'], 'collation': after.get('collation')}
+        if kind == 'enum':
+            self.sync_enum(rel, have['labels'], after['labels'])
+            return
+        if (have['type'], have.get('collation')) != (after['type'], after.get('collation')):
+            raise NotUnderstood('domain %s: its type or collation differs on the copy' % rel)
+        alter = 'ALTER DOMAIN %s ' % rel
+        if have.get('default') != after.get('default'):
+            self.run(alter + ('DROP DEFAULT' if after.get('default') is None else 'SET DEFAULT ' + after['default']))
+        if bool(have.get('not_null')) != bool(after.get('not_null')):
+            self.run(alter + ('SET NOT NULL' if after.get('not_null') else 'DROP NOT NULL'))
+        want, got = by_name(after.get('constraints')), by_name(have.get('constraints'))
+        for n in sorted(got):
+            if n not in want:
+                self.run(alter + 'DROP CONSTRAINT IF EXISTS ' + ident(n))
+            elif got[n]['definition'] == want[n]['definition'] + ' NOT VALID':
+                self.run(alter + 'VALIDATE CONSTRAINT ' + ident(n))
+            elif got[n]['definition'] != want[n]['definition']:
+                self.run(alter + 'DROP CONSTRAINT ' + ident(n))
+                del got[n]
+        for n in sorted(want):
+            if n not in got:
+                self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(n), want[n]['definition']))
+
+    def sync_enum(self, rel, have, want):
+        """ALTER TYPE ... ADD VALUE each label "want" has and "have" has
+        not, next to a neighbour the copy has; or one RENAME VALUE."""
+        if have == want:
+            return
+        if len(have) == len(want):
+            diff = [i for i in range(len(want)) if have[i] != want[i]]
+            if len(diff) == 1:
+                self.run('ALTER TYPE %s RENAME VALUE %s TO %s' % (rel, literal(have[diff[0]]), literal(want[diff[0]])))
+                return
+        if [l for l in want if l in have] != have:
+            raise NotUnderstood('enum %s: its labels on the copy (%s) are not a part of the source\'s (%s)'
+                                % (rel, ', '.join(have), ', '.join(want)))
+        now = list(have)
+        for i, label in enumerate(want):
+            if label in now:
+                continue
+            after_label = next((l for l in reversed(want[:i]) if l in now), None)
+            if after_label is not None:
+                self.run('ALTER TYPE %s ADD VALUE %s AFTER %s' % (rel, literal(label), literal(after_label)))
+                now.insert(now.index(after_label) + 1, label)
+            else:
+                before_label = now[0] if now else None
+                self.run('ALTER TYPE %s ADD VALUE %s%s' % (
+                    rel, literal(label), ' BEFORE ' + literal(before_label) if before_label else ''))
+                now.insert(0, label)
+
     def apply_event(self, ev):
         """Apply one event (a decoded message) to the target: True when it
         was applied (or needs nothing), False when nothing here applies
@@ -586,6 +681,13 @@ class Applier:
             elif otype == 'index' and len(names) == 2:
                 if self.index_droppable(*names):
                     self.run('DROP INDEX %s CASCADE' % qname(*names))
+            elif otype == 'type' and len(names) == 1 and details.get('original'):
+                # a domain, an enum, a composite type the statement named
+                self.run('DROP TYPE IF EXISTS %s CASCADE' % names[0])
+            elif otype == 'composite type' and len(names) == 2:
+                # the relation of a composite type, beside the type's own drop
+                if self.relation_exists(*names):
+                    self.run('DROP TYPE %s CASCADE' % qname(*names))
             elif otype == 'sequence' and len(names) == 2:
                 # the sequence the statement named; one that went with its
                 # table or column (an identity's cannot be dropped alone)
@@ -616,9 +718,11 @@ class Applier:
             self.run('CREATE SCHEMA IF NOT EXISTS ' + ev['object_identity'])
         elif otype == 'sequence' and after is not None:
             return self.apply_sequence(before, after, changes)
+        elif after is not None and after.get('kind') in ('domain', 'enum'):
+            self.apply_type(ev, after)
         elif changes is not None and before is not None:
             self.apply_changes(before, after, changes)
-        elif after is not None and before is None and otype in KIND_SQL:
+        elif after is not None and before is None and (otype in KIND_SQL or after.get('kind') == 'composite type'):
             key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
             self.counts[key] = self.counts.get(key, 0) + 1
             for stmt in create_sql(after):
@@ -656,10 +760,12 @@ IMAGE_KEYS = {'kind', 'name', 'schema', 'columns', 'indexes', 'constraints',
               'replica_identity', 'replica_identity_index', 'definition',
               'partition_key', 'partition_of', 'partition_bound', 'server', 'options',
               'unlogged', 'reloptions',
-              'type', 'start', 'increment', 'min', 'max', 'cache', 'cycle', 'owned_by'}
+              'type', 'start', 'increment', 'min', 'max', 'cache', 'cycle', 'owned_by',
+              'labels', 'default', 'collation', 'not_null'}
 
 RELKIND_NAME = {'r': 'table', 'p': 'partitioned table', 'v': 'view',
-                'm': 'materialized view', 'f': 'foreign table', 'S': 'sequence'}
+                'm': 'materialized view', 'f': 'foreign table', 'S': 'sequence',
+                'c': 'composite type'}
 
 CONTYPE_NAME = {'p': 'primary key', 'u': 'unique', 'c': 'check',
                 'f': 'foreign key', 'x': 'exclusion'}
@@ -765,6 +871,39 @@ def read_image(cur, schema, name):
     return img
 
 
+def read_type(cur, schema, name):
+    """The image of a domain or an enum on the copy, as the capture writes
+    it, or None when there is no such domain or enum."""
+    cur.execute(
+        'SELECT t.oid, t.typtype::text, format_type(t.typbasetype, t.typtypmod),'
+        ' CASE WHEN t.typcollation OPERATOR(pg_catalog.<>) 0'
+        '  AND t.typcollation OPERATOR(pg_catalog.<>) b.typcollation THEN'
+        '  CASE WHEN l.collnamespace OPERATOR(pg_catalog.=) \'pg_catalog\'::regnamespace'
+        '  THEN quote_ident(l.collname)'
+        '  ELSE quote_ident(ln.nspname) OPERATOR(pg_catalog.||) \'.\' OPERATOR(pg_catalog.||) quote_ident(l.collname) END'
+        ' END, pg_get_expr(t.typdefaultbin, 0), t.typnotnull'
+        ' FROM pg_type t JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace'
+        ' LEFT JOIN pg_type b ON b.oid OPERATOR(pg_catalog.=) t.typbasetype'
+        ' LEFT JOIN pg_collation l ON l.oid OPERATOR(pg_catalog.=) t.typcollation'
+        ' LEFT JOIN pg_namespace ln ON ln.oid OPERATOR(pg_catalog.=) l.collnamespace'
+        ' WHERE n.nspname OPERATOR(pg_catalog.=) %s AND t.typname OPERATOR(pg_catalog.=) %s'
+        ' AND t.typtype IN (\'d\', \'e\')', (schema, name))
+    row = cur.fetchone()
+    if row is None:
+        return None
+    oid, typtype, base, coll, default, notnull = row
+    if typtype == 'e':
+        cur.execute('SELECT enumlabel::text FROM pg_enum WHERE enumtypid OPERATOR(pg_catalog.=) %s'
+                    ' ORDER BY enumsortorder', (oid,))
+        return {'kind': 'enum', 'name': name, 'schema': schema, 'labels': [r[0] for r in cur.fetchall()]}
+    cur.execute('SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint'
+                ' WHERE contypid OPERATOR(pg_catalog.=) %s AND contype OPERATOR(pg_catalog.=) \'c\''
+                ' ORDER BY conname', (oid,))
+    return {'kind': 'domain', 'name': name, 'schema': schema, 'type': base, 'collation': coll,
+            'default': default, 'not_null': notnull,
+            'constraints': [{'name': n, 'type': 'check', 'definition': d} for n, d in cur.fetchall()]}
+
+
 def read_sequence(cur, oid, img):
     """A sequence's image: its parameters and the column that owns it."""
     cur.execute(
@@ -862,6 +1001,8 @@ def verify_event(cur, ev):
                         (qname(owner['schema'], owner['name']), owner['column']))
             if not cur.fetchone()[0] and ev.get('command_tag') == 'CREATE SEQUENCE':
                 after = dict(after, owned_by=None)
+        if after.get('kind') in ('domain', 'enum'):
+            return image_differences(after, read_type(cur, after['schema'], after['name']))
         return image_differences(after, read_image(cur, after['schema'], after['name']))
     if ev['trigger_event'] == 'sql_drop' and ev.get('object_type') in DROPS:
         names = details.get('address_names') or []

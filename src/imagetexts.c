@@ -124,6 +124,12 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(IMAGE, "cache"),
 	KEEP(IMAGE, "cycle"),
 	NESTED(IMAGE, "owned_by", OWNER),
+	/* a domain's image (type, not_null, constraints above and below) */
+	TEXT(IMAGE, "default"),		/* an expression */
+	KEEP(IMAGE, "collation"),
+	KEEP(IMAGE, "not_null"),
+	/* an enum's image: its labels, names of values */
+	KEEP(IMAGE, "labels"),
 
 	/* a column */
 	KEEP(COLUMN, "name"),

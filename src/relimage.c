@@ -3,8 +3,11 @@
  * relimage.c
  *	  Relation images and the changes between two of them: what a DDL
  *	  command did to the shape of a table, partitioned table, view,
- *	  materialized view, foreign table or sequence ("before", "after" and
- *	  "changes" in an event's details; docs/reference.md, "The payload").
+ *	  materialized view, foreign table, sequence or composite type
+ *	  ("before", "after" and "changes" in an event's details;
+ *	  docs/reference.md, "The payload"), and the "after" image of a domain
+ *	  or an enum (DdlnTypeImageDetails: base type, collation, default, NOT
+ *	  NULL and CHECK constraints; labels in order).
  *
  * An image is read from the catalogs as PostgreSQL prints them: columns
  * (format_type with typmod; pg_get_expr for defaults and generated
@@ -110,6 +113,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_constraint.h"
+#include "catalog/pg_enum.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_rewrite.h"
@@ -125,6 +129,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/catcache.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -314,7 +319,8 @@ DdlnImageKind(char relkind)
 {
 	return relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
 		relkind == RELKIND_VIEW || relkind == RELKIND_MATVIEW ||
-		relkind == RELKIND_FOREIGN_TABLE || relkind == RELKIND_SEQUENCE;
+		relkind == RELKIND_FOREIGN_TABLE || relkind == RELKIND_SEQUENCE ||
+		relkind == RELKIND_COMPOSITE_TYPE;
 }
 
 static const char *
@@ -334,6 +340,8 @@ DdlnImageKindName(char relkind)
 			return "foreign table";
 		case RELKIND_SEQUENCE:
 			return "sequence";
+		case RELKIND_COMPOSITE_TYPE:
+			return "composite type";
 	}
 	return NULL;
 }
@@ -1415,6 +1423,141 @@ DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
 	return DdlnJsonbFinish(&st);
 }
 
+/* ---------- type images: domains and enums ---------- */
+
+/* qsort: enum labels by their sort order */
+static int
+DdlnEnumCmp(const void *a, const void *b)
+{
+	float4		x = ((const Form_pg_enum) GETSTRUCT(*(const HeapTuple *) a))->enumsortorder;
+	float4		y = ((const Form_pg_enum) GETSTRUCT(*(const HeapTuple *) b))->enumsortorder;
+
+	return (x > y) - (x < y);
+}
+
+/* An enum's labels in their order, as an array. */
+static void
+DdlnImgPushEnumLabels(DdlnJsonbState *st, Oid typid)
+{
+	CatCList   *list = SearchSysCacheList1(ENUMTYPOIDNAME, ObjectIdGetDatum(typid));
+	HeapTuple  *tuples = palloc(sizeof(HeapTuple) * Max(list->n_members, 1));
+
+	for (int i = 0; i < list->n_members; i++)
+		tuples[i] = &list->members[i]->tuple;
+	qsort(tuples, list->n_members, sizeof(HeapTuple), DdlnEnumCmp);
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < list->n_members; i++)
+		DdlnImgString(st, NameStr(((Form_pg_enum) GETSTRUCT(tuples[i]))->enumlabel));
+	DdlnImgToken(st, WJB_END_ARRAY);
+	ReleaseSysCacheList(list);
+	pfree(tuples);
+}
+
+/* A domain's CHECK constraints (pg_constraint.contypid), by name. */
+static void
+DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
+{
+	Relation	catrel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	DdlnImgPart *parts = NULL;
+	int			n = 0;
+
+	ScanKeyInit(&key[0], Anum_pg_constraint_conrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(InvalidOid));
+	ScanKeyInit(&key[1], Anum_pg_constraint_contypid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(typid));
+	scan = systable_beginscan(catrel, ConstraintRelidTypidNameIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
+		const char *type = DdlnConstraintTypeName(con->contype);
+
+		if (type == NULL)
+			continue;			/* NOT NULL (17 on): the image's not_null */
+		parts = parts ? repalloc(parts, sizeof(DdlnImgPart) * (n + 1)) : palloc(sizeof(DdlnImgPart));
+		memset(&parts[n], 0, sizeof(DdlnImgPart));
+		parts[n].name = pstrdup(NameStr(con->conname));
+		parts[n].type = type;
+		parts[n].definition =
+			DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
+		n++;
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	if (n > 1)
+		qsort(parts, n, sizeof(DdlnImgPart), DdlnPartCmp);
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < n; i++)
+		DdlnImgPushConstraint(st, &parts[i]);
+	DdlnImgToken(st, WJB_END_ARRAY);
+}
+
+/*
+ * {"after": image} of a domain or an enum, read from the catalogs as
+ * relation images are (search_path pg_catalog alone): a domain's base
+ * type with its typmod, collation (when not its base type's), default
+ * (pg_get_expr), NOT NULL and CHECK constraints; an enum's labels in their
+ * order.  Every row of such a type has it, as a sequence's have theirs:
+ * the consumer makes the type as "after" says, or brings it there.
+ */
+static Jsonb *
+DdlnTypeImageDetails(Oid typid, char typtype)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	Form_pg_type typ;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+	int			nestlevel;
+	char	   *schema;
+
+	if (!HeapTupleIsValid(tup))
+		return NULL;
+	typ = (Form_pg_type) GETSTRUCT(tup);
+	schema = get_namespace_name_or_temp(typ->typnamespace);
+	if (schema == NULL || strcmp(schema, DDLN_SCHEMA_NAME) == 0)
+	{
+		ReleaseSysCache(tup);
+		return NULL;
+	}
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
+	DdlnImgKey(&st, "after");
+	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(&st, "kind", typtype == TYPTYPE_DOMAIN ? "domain" : "enum");
+	DdlnImgPair(&st, "name", NameStr(typ->typname));
+	DdlnImgPair(&st, "schema", schema);
+	if (typtype == TYPTYPE_ENUM)
+	{
+		DdlnImgKey(&st, "labels");
+		DdlnImgPushEnumLabels(&st, typid);
+	}
+	else
+	{
+		bool		isnull;
+		Datum		def = SysCacheGetAttr(TYPEOID, tup, Anum_pg_type_typdefaultbin, &isnull);
+
+		DdlnImgPair(&st, "type", DdlnImageTypeName(typ->typbasetype, typ->typtypmod));
+		DdlnImgPair(&st, "collation",
+					OidIsValid(typ->typcollation) &&
+					typ->typcollation != get_typcollation(typ->typbasetype) ?
+					DdlnImageCollationName(typ->typcollation) : NULL);
+		DdlnImgPair(&st, "default", isnull ? NULL :
+					DdlnTextResult(DirectFunctionCall2(pg_get_expr, def, ObjectIdGetDatum(InvalidOid))));
+		DdlnImgKey(&st, "not_null");
+		DdlnImgBool(&st, typ->typnotnull);
+		DdlnImgKey(&st, "constraints");
+		DdlnImgPushDomainConstraints(&st, typid);
+	}
+	DdlnImgToken(&st, WJB_END_OBJECT);
+	ReleaseSysCache(tup);
+	AtEOXact_GUC(true, nestlevel);
+	return DdlnJsonbFinish(&st);
+}
+
 /* ---------- the transaction's end forgets everything ---------- */
 
 static void
@@ -1569,7 +1712,7 @@ DdlnImageCommandStart(Node *parsetree)
 
 				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
 					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE ||
-					stmt->objtype == OBJECT_SEQUENCE)
+					stmt->objtype == OBJECT_SEQUENCE || stmt->objtype == OBJECT_TYPE)
 					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false);
 				break;
 			}
@@ -1582,13 +1725,14 @@ DdlnImageCommandStart(Node *parsetree)
 				RenameStmt *stmt = (RenameStmt *) parsetree;
 				ObjectType	type = stmt->renameType;
 
-				/* RENAME COLUMN says on what; RENAME CONSTRAINT does not */
-				if (type == OBJECT_COLUMN)
+				/* RENAME COLUMN (ATTRIBUTE) says on what; RENAME CONSTRAINT does not */
+				if (type == OBJECT_COLUMN || type == OBJECT_ATTRIBUTE)
 					type = stmt->relationType;
 				else if (type == OBJECT_TABCONSTRAINT)
 					type = OBJECT_TABLE;
 				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
-					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE)
+					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE ||
+					(type == OBJECT_TYPE && stmt->relation != NULL))
 					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
 				/* ALTER INDEX RENAME locks the index so (RenameRelation) */
 				else if (stmt->renameType == OBJECT_INDEX)
@@ -1646,12 +1790,37 @@ DdlnImageCommandStart(Node *parsetree)
 Jsonb *
 DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 {
-	Oid			relid = DdlnImageRelationOf(classid, objid);
+	Oid			relid;
 	DdlnImage  *before = NULL;
 	ListCell   *lc;
 	MemoryContext old;
 	bool		sequence;
 
+	/* a domain's constraint (RENAME CONSTRAINT): its domain's image */
+	if (classid == ConstraintRelationId)
+	{
+		HeapTuple	tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(objid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			Oid			typid = ((Form_pg_constraint) GETSTRUCT(tup))->contypid;
+
+			ReleaseSysCache(tup);
+			if (OidIsValid(typid))
+			{
+				classid = TypeRelationId;
+				objid = typid;
+			}
+		}
+	}
+	if (classid == TypeRelationId)
+	{
+		char		typtype = get_typtype(objid);
+
+		if (typtype == TYPTYPE_DOMAIN || typtype == TYPTYPE_ENUM)
+			return DdlnTypeImageDetails(objid, typtype);
+	}
+	relid = DdlnImageRelationOf(classid, objid);
 	if (!OidIsValid(relid))
 		return NULL;
 	sequence = (get_rel_relkind(relid) == RELKIND_SEQUENCE);
@@ -1668,7 +1837,9 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 	}
 	if (before == NULL && !(sequence && relid == objid) &&
 		!(classid == RelationRelationId && relid == objid && objsubid == 0 &&
-		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)))
+		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)) &&
+		!(classid == TypeRelationId && strcmp(tag, "CREATE TYPE") == 0 &&
+		  get_rel_relkind(relid) == RELKIND_COMPOSITE_TYPE))
 		return NULL;
 	/* (capture left out the rows of the extension's own and temporary objects) */
 
