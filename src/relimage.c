@@ -85,6 +85,13 @@
  *	 table's valid index is printed without "ON ONLY" (pg_get_indexdef
  *	 prints it always): it made its partitions' indexes.
  *
+ * Sections, in file order: JSON building; reading an image (relations,
+ * sequences; DdlnImageRead); changes (DdlnImgPushChanges); type images
+ * (DdlnTypeImageDetails); the transaction's end; "before" at
+ * ddl_command_start (DdlnImageCommandStart) and the images of a row
+ * (DdlnImageForRow); "before" of dropped relations (the object access
+ * hook, DdlnImageTakeDropped).
+ *
  * Floor: engine (capture's helper): called by capture.c, and by ddl_notify.c
  * (_PG_init installs the object access hook, which the server calls);
  * calls common.c only.
