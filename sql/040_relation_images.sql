@@ -301,7 +301,10 @@ ALTER TABLE img_pk DROP CONSTRAINT img_pk_pkey CASCADE;
 SELECT * FROM pg_temp.ops(:last);
 SELECT object_identity, details->'after'->'constraints' AS constraints
 FROM ddl_notify.event WHERE id > :last AND command_tag = 'CREATE TABLE' AND object_identity = 'public.img_fk';
-SELECT trigger_event, object_type, object_identity FROM ddl_notify.event
+-- (the clones' names: img_fk_b_fkey1 before 18, img_fk_b_fkey_1 from 18 on)
+SELECT trigger_event, object_type,
+	   regexp_replace(object_identity, '^img_fk_b_fkey_?([0-9])', 'img_fk_b_fkey clone \1') AS object_identity
+FROM ddl_notify.event
 WHERE id > :last AND command_tag = 'ALTER TABLE' ORDER BY id;
 DROP TABLE img_fk, img_fkt, img_ui, img_pk;
 
