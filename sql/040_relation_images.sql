@@ -19,7 +19,9 @@
 -- Also: ADD CONSTRAINT ... USING INDEX names the index taken over, VALIDATE
 -- CONSTRAINT and ALTER CONSTRAINT refresh "after" and say so in "changes",
 -- a partitioned table's index is "ON ONLY" only when made so, a foreign key
--- to a partitioned table is one constraint (not PostgreSQL's clones).
+-- to a partitioned table is one constraint (not PostgreSQL's clones);
+-- catches a definition reused from "before" after VALIDATE
+-- (test/mutations/images_constraint_flags_reused.patch).
 -- Catches: "before" not read at ddl_command_start (every ALTER without its
 -- changes: test/mutations/images_before_too_late.patch) and a DROP without
 -- the pre-images of what it took (images_no_drop_preimage.patch).

@@ -19,7 +19,8 @@
 -- Relations: "unlogged": true for an unlogged table, "reloptions" (WITH
 -- (...)) and the changes "set reloptions", "set logged", "set unlogged".
 -- Catches: sequences without images (the CREATE TABLE of a serial column
--- replayed with a default naming a sequence the stream never made).
+-- replayed with a default naming a sequence the stream never made:
+-- test/mutations/images_no_sequence.patch).
 --
 -- (quiet: whether it is there already depends on the files run before)
 SET client_min_messages = error;
