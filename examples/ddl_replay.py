@@ -1201,9 +1201,24 @@ class Replayer:
         otype = ev.get('object_type')
         after = details.get('after') or {}
         if ev['trigger_event'] == 'ddl_command_end' and after.get('kind') == 'sequence':
+            owner = after.get('owned_by')
+            if not applier.relation_exists(after['schema'], after['name']) and owner is not None:
+                # the column made its sequence under the name PostgreSQL
+                # chose on the copy (the source's may have been given:
+                # SEQUENCE NAME): it takes the source's
+                cur.execute('SELECT n.nspname::text, c.relname::text FROM pg_class c'
+                            ' JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace'
+                            ' WHERE c.oid OPERATOR(pg_catalog.=) pg_get_serial_sequence(%s, %s)::regclass',
+                            (qname(owner['schema'], owner['name']), owner['column']))
+                made = cur.fetchone()
+                if made is not None and made[0] != after['schema']:
+                    applier.run('ALTER SEQUENCE %s SET SCHEMA %s' % (qname(*made), ident(after['schema'])))
+                    made = (after['schema'], made[1])
+                if made is not None and made[1] != after['name']:
+                    applier.run('ALTER SEQUENCE %s RENAME TO %s' % (qname(*made), ident(after['name'])))
             if not applier.relation_exists(after['schema'], after['name']):
                 raise Stop('the sequence of identity column %s is not in the copy after its statement'
-                           % owner_sql(after.get('owned_by')), ev)
+                           % owner_sql(owner), ev)
             applier.last_sql = None
             try:
                 rel = qname(after['schema'], after['name'])

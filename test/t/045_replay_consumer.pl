@@ -20,7 +20,9 @@
 #   records the skip in ddl_replay.skipped and goes on to the end;
 # - a statement the copy refuses (a table made there by hand); repaired, the
 #   same statement (a serial column: its sequence, the table, OWNED BY)
-#   applies.
+#   applies;
+# - an identity column whose sequence has a name of the source's choosing
+#   (SEQUENCE NAME): the copy's sequence takes it, and its options.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
 # difference: the hand-changed copy passes silently), replay_commit_each.patch
@@ -204,6 +206,16 @@ is( $node->safe_psql(
 		'dst', q{SELECT pg_get_serial_sequence('public.s', 'id'), pg_get_expr(adbin, adrelid)
 			FROM pg_attrdef WHERE adrelid = 'public.s'::regclass}),
 	q{public.s_id_seq|nextval('s_id_seq'::regclass)}, 'serial: the copy has the sequence, owned by the column it feeds');
+
+# 6. an identity column whose sequence the source named itself: the copy's,
+# named by PostgreSQL, takes that name and the sequence's options
+$node->safe_psql('src',
+	'CREATE TABLE idn (id int GENERATED ALWAYS AS IDENTITY (SEQUENCE NAME idn_numbers START WITH 100 INCREMENT BY 10))');
+($rc, $err) = consume();
+is($rc, 0, 'identity with SEQUENCE NAME: applied and verified') or diag $err;
+is( $node->safe_psql('dst', q{SELECT pg_get_serial_sequence('public.idn', 'id'), seqstart, seqincrement
+			FROM pg_sequence WHERE seqrelid = 'public.idn_numbers'::regclass}),
+	'public.idn_numbers|100|10', 'identity with SEQUENCE NAME: the copy\'s sequence has the source\'s name and options');
 
 $node->stop;
 done_testing();
