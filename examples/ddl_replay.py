@@ -14,6 +14,9 @@
 #       -> DROP ... IF EXISTS of the object the event names
 #   CREATE SCHEMA / DROP SCHEMA
 #       -> the same on the target
+#   a sequence's events (CREATE/ALTER SEQUENCE, a serial or identity
+#   column's sequence)
+#       -> CREATE or ALTER SEQUENCE to its "after" image, then OWNED BY
 #
 # Each source transaction is applied in one target transaction, together
 # with the LSN it ended at (table ddl_replay.progress on the target): a
@@ -69,6 +72,7 @@ KIND_SQL = {
     'view': 'VIEW',
     'materialized view': 'MATERIALIZED VIEW',
     'foreign table': 'FOREIGN TABLE',
+    'composite type': 'TYPE',
 }
 
 # object_type of a drop event -> how it is dropped (by its address_names)
@@ -142,6 +146,33 @@ def options_sql(option):
     return '%s %s' % (ident(name), literal(value))
 
 
+def with_sql(image):
+    """ WITH (storage parameters) of an image, or ''."""
+    if not image.get('reloptions'):
+        return ''
+    return ' WITH (%s)' % ', '.join(reloption_sql(o) for o in image['reloptions'])
+
+
+def reloption_sql(option):
+    """name = 'value' from a "name=value" storage parameter."""
+    name, _, value = option.partition('=')
+    return '%s = %s' % (name, literal(value))
+
+
+def sequence_options_sql(image):
+    """A sequence's parameters as CREATE/ALTER SEQUENCE take them."""
+    return 'AS %s INCREMENT BY %d MINVALUE %d MAXVALUE %d START WITH %d CACHE %d %sCYCLE' % (
+        image['type'], image['increment'], image['min'], image['max'], image['start'],
+        image['cache'], '' if image['cycle'] else 'NO ')
+
+
+def owner_sql(owner):
+    """OWNED BY's target: schema.table.column, or NONE."""
+    if owner is None:
+        return 'NONE'
+    return qname(owner['schema'], owner['name']) + '.' + ident(owner['column'])
+
+
 class IfMissing:
     """A statement to run only if the constraint or index it makes is not
     there yet (a partition gets its parent's at CREATE)."""
@@ -155,22 +186,28 @@ def create_sql(image):
     kind = image['kind']
     rel = qname(image['schema'], image['name'])
     stmts = []
+    if kind == 'composite type':
+        return ['CREATE TYPE %s AS (%s)' % (rel, ', '.join(
+            '%s %s%s' % (ident(c['name']), c['type'], ' COLLATE ' + c['collation'] if c.get('collation') else '')
+            for c in image.get('columns', [])))]
     if kind in ('view', 'materialized view'):
         if image.get('definition') is None:
             raise NotUnderstood('%s %s: the image has no definition' % (kind, rel))
-        stmts.append('CREATE %s %s AS %s%s' % (
-            KIND_SQL[kind], rel, image['definition'].rstrip().rstrip(';'),
+        stmts.append('CREATE %s %s%s AS %s%s' % (
+            KIND_SQL[kind], rel, with_sql(image), image['definition'].rstrip().rstrip(';'),
             ' WITH NO DATA' if kind == 'materialized view' else ''))
     elif image.get('partition_of'):
         # a partition: its columns, their defaults and NOT NULL, and the
         # partitioned table's constraints and indexes come from its parent;
         # what it has of its own is added by name below
         parent = image['partition_of']
-        stmts.append('CREATE %s %s PARTITION OF %s %s' % (
+        stmts.append('CREATE %s%s %s PARTITION OF %s %s' % (
+            'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
             qname(parent['schema'], parent['name']), image['partition_bound']))
         if kind == 'partitioned table':
             stmts[-1] += ' PARTITION BY ' + image['partition_key']
+        stmts[-1] += with_sql(image)
         stmts += [IfMissing('constraint', image['schema'], image['name'], c['name'],
                             'ALTER TABLE %s ADD CONSTRAINT %s %s' % (rel, ident(c['name']), c['definition']))
                   for c in image.get('constraints', [])]
@@ -180,13 +217,15 @@ def create_sql(image):
         elems = [column_sql(c) for c in image.get('columns', [])]
         elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
                   for c in image.get('constraints', [])]
-        stmt = 'CREATE %s %s (%s)' % (
+        stmt = 'CREATE %s%s %s (%s)' % (
+            'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE',
             rel, ', '.join(elems))
         if kind == 'partitioned table':
             if image.get('partition_key') is None:
                 raise NotUnderstood('%s: the image has no partition key' % rel)
             stmt += ' PARTITION BY ' + image['partition_key']
+        stmt += with_sql(image)
         if kind == 'foreign table':
             if image.get('server') is None:
                 raise NotUnderstood('%s: the image has no server' % rel)
@@ -240,18 +279,9 @@ def change_order(ch):
         return (6, CONSTRAINT_STEPS.index(t) if t in CONSTRAINT_STEPS else 0)
     if op == 'add index':
         return (7,)
+    if op in ('validate constraint', 'alter constraint'):
+        return (7, 1)
     return (8,)
-
-
-def recursive_index_sql(definition):
-    """An index's definition as CREATE INDEX would make it.  pg_get_indexdef
-    prints a partitioned table's index as "ON ONLY": that would leave the
-    copy's partitions without the index each of the source's got (a later
-    event's image of a partition shows it, and verification would stop).
-    CREATE INDEX ON ONLY itself, rare outside pg_dump, is then replayed
-    as if recursive; verification catches that at the partition's next
-    event."""
-    return re.sub(r'^(CREATE (UNIQUE )?INDEX ("([^"]|"")*"|\S+) ON )ONLY ', r'\1', definition)
 
 
 def after_column(after, name):
@@ -374,6 +404,21 @@ class Applier:
                     self.run('CREATE OR REPLACE VIEW %s AS %s' % (rel, ch['new'].rstrip().rstrip(';')))
             elif kind in ('VIEW', 'MATERIALIZED VIEW') and op in ('add column', 'alter column type'):
                 pass            # what a new query (set definition) did
+            elif kind == 'TYPE':
+                # a composite type's attributes
+                col = ch.get('column') if isinstance(ch.get('column'), dict) else after_column(after, ch.get('column'))
+                if op == 'add column':
+                    self.run(alter + 'ADD ATTRIBUTE %s %s%s' % (
+                        ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
+                elif op == 'drop column':
+                    self.run(alter + 'DROP ATTRIBUTE IF EXISTS %s CASCADE' % ident(ch['column']))
+                elif op == 'rename column':
+                    self.run(alter + 'RENAME ATTRIBUTE %s TO %s' % (ident(ch['old']), ident(ch['new'])))
+                elif op in ('alter column type', 'set collation') and col is not None:
+                    self.run(alter + 'ALTER ATTRIBUTE %s TYPE %s%s' % (
+                        ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
+                else:
+                    raise NotUnderstood('change "%s" of a composite type' % op)
             elif op == 'add column':
                 self.run(alter + 'ADD COLUMN ' + column_sql(ch['column']))
             elif op == 'drop column':
@@ -421,10 +466,24 @@ class Applier:
                         continue
                     if now is not None:
                         self.run(alter + 'DROP CONSTRAINT ' + ident(con['name']))
-                self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
+                if ch.get('using_index'):
+                    # the constraint takes over an index the table has
+                    d = con['definition']
+                    self.run(alter + 'ADD CONSTRAINT %s %s USING INDEX %s%s%s' % (
+                        ident(con['name']), con['type'].upper(), ident(ch['using_index']),
+                        ' DEFERRABLE' if d.endswith(' DEFERRABLE') or ' DEFERRABLE INITIALLY' in d else '',
+                        ' INITIALLY DEFERRED' if 'INITIALLY DEFERRED' in d else ''))
+                else:
+                    self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
             elif op == 'drop constraint':
                 if ch['name'] not in redefined['constraint']:
                     self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
+            elif op == 'validate constraint':
+                self.run(alter + 'VALIDATE CONSTRAINT ' + ident(ch['name']))
+            elif op == 'alter constraint':
+                self.run(alter + 'ALTER CONSTRAINT %s %sDEFERRABLE INITIALLY %s' % (
+                    ident(ch['name']), '' if ch['deferrable'] else 'NOT ',
+                    'DEFERRED' if ch['deferred'] else 'IMMEDIATE'))
             elif op == 'rename constraint':
                 # renaming a constraint's index renames the constraint too
                 if self.constraint_exists(schema, name, ch['old']):
@@ -437,7 +496,7 @@ class Applier:
                         continue
                     if now is not None:
                         self.run('DROP INDEX ' + qname(schema, idx['name']))
-                self.run(recursive_index_sql(idx['definition']))
+                self.run(idx['definition'])
             elif op == 'drop index':
                 if (ch['name'] not in redefined['index'] and
                         self.index_droppable(schema, ch['name'])):
@@ -451,8 +510,155 @@ class Applier:
                                            'replica_identity_index': ch.get('new_index')})
                 if ri is not None:
                     self.run(alter + ri)
+            elif op in ('set logged', 'set unlogged'):
+                self.run(alter + op.upper())
+            elif op == 'set reloptions':
+                new = {o.partition('=')[0]: o for o in ch.get('new') or []}
+                gone = [o.partition('=')[0] for o in ch.get('old') or []
+                        if o.partition('=')[0] not in new]
+                if gone:
+                    self.run(alter + 'RESET (%s)' % ', '.join(gone))
+                if new:
+                    self.run(alter + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
             else:
                 raise NotUnderstood('change "%s"' % op)
+
+    def column_exists(self, schema, table, column):
+        return self.exists(
+            'SELECT EXISTS (SELECT FROM pg_catalog.pg_attribute'
+            ' WHERE attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND attname OPERATOR(pg_catalog.=) %s AND NOT attisdropped)',
+            (qname(schema, table), column))
+
+    def apply_sequence(self, before, after, changes):
+        """A sequence's event, from its "after" image: the renames of its
+        changes first, then CREATE SEQUENCE if the copy has none of that
+        name, else ALTER SEQUENCE to every parameter of "after" (an
+        identity's sequence altered through ALTER TABLE comes without
+        "before"), and OWNED BY.  Two cases wait: the sequence of an
+        identity column not made yet (False: the table's CREATE or ALTER
+        in the same statement makes it; check_left_out then sets its
+        parameters), and the OWNED BY of a serial column whose table the
+        statement creates after the sequence (its ALTER SEQUENCE event
+        follows)."""
+        self.counts['sequence'] = self.counts.get('sequence', 0) + 1
+        schema, name = (before or after)['schema'], (before or after)['name']
+        for ch in changes or []:
+            if ch['op'] == 'rename':
+                self.run('ALTER SEQUENCE %s RENAME TO %s' % (qname(schema, name), ident(ch['new'])))
+                name = ch['new']
+            elif ch['op'] == 'set schema':
+                self.run('ALTER SEQUENCE %s SET SCHEMA %s' % (qname(schema, name), ident(ch['new'])))
+                schema = ch['new']
+        rel = qname(after['schema'], after['name'])
+        owner = after.get('owned_by')
+        owner_there = owner is not None and self.column_exists(owner['schema'], owner['name'], owner['column'])
+        if not self.relation_exists(after['schema'], after['name']):
+            if owner is not None and owner.get('identity'):
+                return False
+            self.run('CREATE %sSEQUENCE %s %s' % ('UNLOGGED ' if after.get('unlogged') else '',
+                                                  rel, sequence_options_sql(after)))
+        else:
+            self.run('ALTER SEQUENCE %s %s%s' % (rel, sequence_options_sql(after), self.restart_sql(rel, after)))
+            if any(ch['op'] in ('set logged', 'set unlogged') for ch in changes or []):
+                self.run('ALTER SEQUENCE %s SET %s' % (rel, 'UNLOGGED' if after.get('unlogged') else 'LOGGED'))
+        if owner is None or (owner_there and not owner.get('identity')):
+            # an identity's sequence is the column's: it takes no OWNED BY
+            if not self.sequence_identity(after['schema'], after['name']):
+                self.run('ALTER SEQUENCE %s OWNED BY %s' % (rel, owner_sql(owner)))
+        return True
+
+    def restart_sql(self, rel, image):
+        """' RESTART' when the copy's current value is outside the new
+        bounds (the source's moved as its rows used it; the copy's is still
+        where it started, and ALTER SEQUENCE would refuse): the current
+        value is data, not shape."""
+        self.cur.execute('SELECT last_value FROM ' + rel)
+        last = self.cur.fetchone()[0]
+        return '' if image['min'] <= last <= image['max'] else ' RESTART'
+
+    def sequence_identity(self, schema, name):
+        """Is that sequence on the copy an identity column's?"""
+        return self.exists(
+            'SELECT EXISTS (SELECT FROM pg_catalog.pg_depend'
+            ' WHERE classid OPERATOR(pg_catalog.=) \'pg_catalog.pg_class\'::pg_catalog.regclass'
+            ' AND objid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND deptype OPERATOR(pg_catalog.=) \'i\')', (qname(schema, name),))
+
+    def apply_type(self, ev, after):
+        """A domain's or an enum's event, from its "after" image: CREATE
+        DOMAIN / CREATE TYPE ... AS ENUM when the statement made it, else
+        the copy's type brought to "after" (a domain's default, NOT NULL,
+        constraints; an enum's labels added where they stand, or one
+        renamed).  A type the copy does not have at an ALTER (renamed, moved
+        to another schema: the image says only where it is now) is not
+        understood."""
+        kind = after['kind']
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        rel = qname(after['schema'], after['name'])
+        have = read_type(self.cur, after['schema'], after['name'])
+        if have is None:
+            if not (ev.get('command_tag') or '').startswith('CREATE'):
+                raise NotUnderstood('%s %s is not in the copy (renamed or moved? the image says only '
+                                    'where it is now)' % (kind, rel))
+            if kind == 'enum':
+                self.run('CREATE TYPE %s AS ENUM (%s)' % (rel, ', '.join(literal(l) for l in after['labels'])))
+                return
+            self.run('CREATE DOMAIN %s AS %s%s%s%s' % (
+                rel, after['type'], ' COLLATE ' + after['collation'] if after.get('collation') else '',
+                ' DEFAULT ' + after['default'] if after.get('default') is not None else '',
+                ' NOT NULL' if after.get('not_null') else ''))
+            have = {'constraints': [], 'default': after.get('default'), 'not_null': after.get('not_null'),
+                    'type': after['type'], 'collation': after.get('collation')}
+        if kind == 'enum':
+            self.sync_enum(rel, have['labels'], after['labels'])
+            return
+        if (have['type'], have.get('collation')) != (after['type'], after.get('collation')):
+            raise NotUnderstood('domain %s: its type or collation differs on the copy' % rel)
+        alter = 'ALTER DOMAIN %s ' % rel
+        if have.get('default') != after.get('default'):
+            self.run(alter + ('DROP DEFAULT' if after.get('default') is None else 'SET DEFAULT ' + after['default']))
+        if bool(have.get('not_null')) != bool(after.get('not_null')):
+            self.run(alter + ('SET NOT NULL' if after.get('not_null') else 'DROP NOT NULL'))
+        want, got = by_name(after.get('constraints')), by_name(have.get('constraints'))
+        for n in sorted(got):
+            if n not in want:
+                self.run(alter + 'DROP CONSTRAINT IF EXISTS ' + ident(n))
+            elif got[n]['definition'] == want[n]['definition'] + ' NOT VALID':
+                self.run(alter + 'VALIDATE CONSTRAINT ' + ident(n))
+            elif got[n]['definition'] != want[n]['definition']:
+                self.run(alter + 'DROP CONSTRAINT ' + ident(n))
+                del got[n]
+        for n in sorted(want):
+            if n not in got:
+                self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(n), want[n]['definition']))
+
+    def sync_enum(self, rel, have, want):
+        """ALTER TYPE ... ADD VALUE each label "want" has and "have" has
+        not, next to a neighbour the copy has; or one RENAME VALUE."""
+        if have == want:
+            return
+        if len(have) == len(want):
+            diff = [i for i in range(len(want)) if have[i] != want[i]]
+            if len(diff) == 1:
+                self.run('ALTER TYPE %s RENAME VALUE %s TO %s' % (rel, literal(have[diff[0]]), literal(want[diff[0]])))
+                return
+        if [l for l in want if l in have] != have:
+            raise NotUnderstood('enum %s: its labels on the copy (%s) are not a part of the source\'s (%s)'
+                                % (rel, ', '.join(have), ', '.join(want)))
+        now = list(have)
+        for i, label in enumerate(want):
+            if label in now:
+                continue
+            after_label = next((l for l in reversed(want[:i]) if l in now), None)
+            if after_label is not None:
+                self.run('ALTER TYPE %s ADD VALUE %s AFTER %s' % (rel, literal(label), literal(after_label)))
+                now.insert(now.index(after_label) + 1, label)
+            else:
+                before_label = now[0] if now else None
+                self.run('ALTER TYPE %s ADD VALUE %s%s' % (
+                    rel, literal(label), ' BEFORE ' + literal(before_label) if before_label else ''))
+                now.insert(0, label)
 
     def apply_event(self, ev):
         """Apply one event (a decoded message) to the target: True when it
@@ -475,6 +681,20 @@ class Applier:
             elif otype == 'index' and len(names) == 2:
                 if self.index_droppable(*names):
                     self.run('DROP INDEX %s CASCADE' % qname(*names))
+            elif otype == 'type' and len(names) == 1 and details.get('original'):
+                # a domain, an enum, a composite type the statement named
+                self.run('DROP TYPE IF EXISTS %s CASCADE' % names[0])
+            elif otype == 'composite type' and len(names) == 2:
+                # the relation of a composite type, beside the type's own drop
+                if self.relation_exists(*names):
+                    self.run('DROP TYPE %s CASCADE' % qname(*names))
+            elif otype == 'sequence' and len(names) == 2:
+                # the sequence the statement named; one that went with its
+                # table or column (an identity's cannot be dropped alone)
+                # is checked gone with the rest (check_left_out)
+                if not details.get('original'):
+                    return False
+                self.run('DROP SEQUENCE IF EXISTS %s CASCADE' % qname(*names))
             elif otype in DROPS and len(names) == 2:
                 self.run('DROP %s IF EXISTS %s CASCADE' % (DROPS[otype], qname(*names)))
             elif otype == 'table constraint' and len(names) == 3:
@@ -496,9 +716,13 @@ class Applier:
             return True         # table_rewrite: the shape comes at ddl_command_end
         if otype == 'schema' and ev['command_tag'] == 'CREATE SCHEMA':
             self.run('CREATE SCHEMA IF NOT EXISTS ' + ev['object_identity'])
+        elif otype == 'sequence' and after is not None:
+            return self.apply_sequence(before, after, changes)
+        elif after is not None and after.get('kind') in ('domain', 'enum'):
+            self.apply_type(ev, after)
         elif changes is not None and before is not None:
             self.apply_changes(before, after, changes)
-        elif after is not None and before is None and otype in KIND_SQL:
+        elif after is not None and before is None and (otype in KIND_SQL or after.get('kind') == 'composite type'):
             key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
             self.counts[key] = self.counts.get(key, 0) + 1
             for stmt in create_sql(after):
@@ -534,10 +758,14 @@ class Applier:
 
 IMAGE_KEYS = {'kind', 'name', 'schema', 'columns', 'indexes', 'constraints',
               'replica_identity', 'replica_identity_index', 'definition',
-              'partition_key', 'partition_of', 'partition_bound', 'server', 'options'}
+              'partition_key', 'partition_of', 'partition_bound', 'server', 'options',
+              'unlogged', 'reloptions',
+              'type', 'start', 'increment', 'min', 'max', 'cache', 'cycle', 'owned_by',
+              'labels', 'default', 'collation', 'not_null'}
 
 RELKIND_NAME = {'r': 'table', 'p': 'partitioned table', 'v': 'view',
-                'm': 'materialized view', 'f': 'foreign table'}
+                'm': 'materialized view', 'f': 'foreign table', 'S': 'sequence',
+                'c': 'composite type'}
 
 CONTYPE_NAME = {'p': 'primary key', 'u': 'unique', 'c': 'check',
                 'f': 'foreign key', 'x': 'exclusion'}
@@ -555,15 +783,22 @@ def read_image(cur, schema, name):
         'SELECT c.oid, c.relkind::text, c.relreplident::text, c.relispartition,'
         ' CASE WHEN c.relkind IN (\'v\', \'m\') THEN pg_get_viewdef(c.oid) END,'
         ' CASE WHEN c.relkind OPERATOR(pg_catalog.=) \'p\' THEN pg_get_partkeydef(c.oid) END,'
-        ' CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END'
+        ' CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END,'
+        ' c.relpersistence OPERATOR(pg_catalog.=) \'u\', c.reloptions::text[]'
         ' FROM pg_class c JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace'
         ' WHERE n.nspname OPERATOR(pg_catalog.=) %s AND c.relname OPERATOR(pg_catalog.=) %s',
         (schema, name))
     row = cur.fetchone()
     if row is None or row[1] not in RELKIND_NAME:
         return None
-    oid, relkind, replident, ispartition, viewdef, partkey, bound = row
+    oid, relkind, replident, ispartition, viewdef, partkey, bound, unlogged, reloptions = row
     img = {'kind': RELKIND_NAME[relkind], 'name': name, 'schema': schema}
+    if unlogged:
+        img['unlogged'] = True
+    if relkind == 'S':
+        return read_sequence(cur, oid, img)
+    if reloptions:
+        img['reloptions'] = list(reloptions)
     cur.execute(
         'SELECT a.attname::text, format_type(a.atttypid, a.atttypmod),'
         ' pg_get_expr(d.adbin, d.adrelid), a.attidentity::text, a.attnotnull,'
@@ -587,19 +822,27 @@ def read_image(cur, schema, name):
         for n, t, d, i, nn, coll, g in cur.fetchall()]
     cur.execute(
         'SELECT conname::text, contype::text, pg_get_constraintdef(oid), conindid'
-        ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s', (oid,))
+        ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s'
+        # a foreign key's clones are PostgreSQL's (as the capture leaves them out)
+        ' AND NOT (contype OPERATOR(pg_catalog.=) \'f\' AND conparentid OPERATOR(pg_catalog.<>) 0)', (oid,))
     cons = [(n, t, d, i) for n, t, d, i in cur.fetchall() if t in CONTYPE_NAME]
     img['constraints'] = [{'name': n, 'type': CONTYPE_NAME[t], 'definition': d}
                           for n, t, d, _ in cons]
     by_index = {i: n for n, t, _, i in cons if t != 'f'}
     cur.execute(
-        'SELECT i.indexrelid, c.relname::text, pg_get_indexdef(i.indexrelid), i.indisreplident'
+        'SELECT i.indexrelid, c.relname::text, pg_get_indexdef(i.indexrelid), i.indisreplident,'
+        ' c.relkind OPERATOR(pg_catalog.=) \'I\' AND i.indisvalid'
         ' FROM pg_index i JOIN pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid'
         ' WHERE i.indrelid OPERATOR(pg_catalog.=) %s AND i.indislive', (oid,))
     img['indexes'] = []
     img['replica_identity'] = REPLIDENT_NAME.get(replident, 'default')
     img['replica_identity_index'] = None
-    for ioid, iname, idef, isreplident in cur.fetchall():
+    for ioid, iname, idef, isreplident, recursive in cur.fetchall():
+        if recursive:
+            # "ON ONLY" only while a partitioned index is not valid (as the capture prints it)
+            prefix = re.match(r'CREATE (UNIQUE )?INDEX ', idef).group(0) + quote_ident(cur, iname)
+            if idef.startswith(prefix + ' ON ONLY '):
+                idef = prefix + ' ON ' + idef[len(prefix + ' ON ONLY '):]
         img['indexes'].append({'name': iname, 'constraint': by_index.get(ioid), 'definition': idef})
         if replident == 'i' and isreplident:
             img['replica_identity_index'] = iname
@@ -626,6 +869,72 @@ def read_image(cur, schema, name):
         if srv is not None:
             img['server'], img['options'] = srv[0], list(srv[1])
     return img
+
+
+def read_type(cur, schema, name):
+    """The image of a domain or an enum on the copy, as the capture writes
+    it, or None when there is no such domain or enum."""
+    cur.execute(
+        'SELECT t.oid, t.typtype::text, format_type(t.typbasetype, t.typtypmod),'
+        ' CASE WHEN t.typcollation OPERATOR(pg_catalog.<>) 0'
+        '  AND t.typcollation OPERATOR(pg_catalog.<>) b.typcollation THEN'
+        '  CASE WHEN l.collnamespace OPERATOR(pg_catalog.=) \'pg_catalog\'::regnamespace'
+        '  THEN quote_ident(l.collname)'
+        '  ELSE quote_ident(ln.nspname) OPERATOR(pg_catalog.||) \'.\' OPERATOR(pg_catalog.||) quote_ident(l.collname) END'
+        ' END, pg_get_expr(t.typdefaultbin, 0), t.typnotnull'
+        ' FROM pg_type t JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace'
+        ' LEFT JOIN pg_type b ON b.oid OPERATOR(pg_catalog.=) t.typbasetype'
+        ' LEFT JOIN pg_collation l ON l.oid OPERATOR(pg_catalog.=) t.typcollation'
+        ' LEFT JOIN pg_namespace ln ON ln.oid OPERATOR(pg_catalog.=) l.collnamespace'
+        ' WHERE n.nspname OPERATOR(pg_catalog.=) %s AND t.typname OPERATOR(pg_catalog.=) %s'
+        ' AND t.typtype IN (\'d\', \'e\')', (schema, name))
+    row = cur.fetchone()
+    if row is None:
+        return None
+    oid, typtype, base, coll, default, notnull = row
+    if typtype == 'e':
+        cur.execute('SELECT enumlabel::text FROM pg_enum WHERE enumtypid OPERATOR(pg_catalog.=) %s'
+                    ' ORDER BY enumsortorder', (oid,))
+        return {'kind': 'enum', 'name': name, 'schema': schema, 'labels': [r[0] for r in cur.fetchall()]}
+    cur.execute('SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint'
+                ' WHERE contypid OPERATOR(pg_catalog.=) %s AND contype OPERATOR(pg_catalog.=) \'c\''
+                ' ORDER BY conname', (oid,))
+    return {'kind': 'domain', 'name': name, 'schema': schema, 'type': base, 'collation': coll,
+            'default': default, 'not_null': notnull,
+            'constraints': [{'name': n, 'type': 'check', 'definition': d} for n, d in cur.fetchall()]}
+
+
+def read_sequence(cur, oid, img):
+    """A sequence's image: its parameters and the column that owns it."""
+    cur.execute(
+        'SELECT format_type(seqtypid, NULL), seqstart, seqincrement, seqmin, seqmax, seqcache,'
+        ' seqcycle FROM pg_sequence WHERE seqrelid OPERATOR(pg_catalog.=) %s', (oid,))
+    row = cur.fetchone()
+    if row is not None:
+        for k, v in zip(('type', 'start', 'increment', 'min', 'max', 'cache', 'cycle'), row):
+            img[k] = v
+    cur.execute(
+        'SELECT n.nspname::text, c.relname::text, a.attname::text,'
+        ' d.deptype OPERATOR(pg_catalog.=) \'i\''
+        ' FROM pg_depend d JOIN pg_class c ON c.oid OPERATOR(pg_catalog.=) d.refobjid'
+        ' JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace'
+        ' JOIN pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid'
+        '  AND a.attnum OPERATOR(pg_catalog.=) d.refobjsubid'
+        ' WHERE d.classid OPERATOR(pg_catalog.=) \'pg_class\'::regclass'
+        ' AND d.objid OPERATOR(pg_catalog.=) %s'
+        ' AND d.refclassid OPERATOR(pg_catalog.=) \'pg_class\'::regclass'
+        ' AND d.refobjsubid OPERATOR(pg_catalog.<>) 0 AND d.deptype IN (\'a\', \'i\')'
+        ' ORDER BY d.deptype LIMIT 1', (oid,))
+    owner = cur.fetchone()
+    img['owned_by'] = None if owner is None else {
+        'schema': owner[0], 'name': owner[1], 'column': owner[2], 'identity': owner[3]}
+    return img
+
+
+def quote_ident(cur, name):
+    """The server's quote_ident(), as pg_get_indexdef quotes a name."""
+    cur.execute('SELECT quote_ident(%s)', (name,))
+    return cur.fetchone()[0]
 
 
 def by_name(parts):
@@ -682,6 +991,18 @@ def verify_event(cur, ev):
     details = ev.get('details') or {}
     after = details.get('after')
     if ev['trigger_event'] == 'ddl_command_end' and after is not None:
+        owner = after.get('owned_by')
+        if after.get('kind') == 'sequence' and owner is not None:
+            # a serial column's sequence is made before its table: its
+            # OWNED BY is applied and verified at the ALTER SEQUENCE event
+            # that follows in the same statement
+            cur.execute('SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid OPERATOR(pg_catalog.=)'
+                        ' to_regclass(%s) AND attname OPERATOR(pg_catalog.=) %s AND NOT attisdropped)',
+                        (qname(owner['schema'], owner['name']), owner['column']))
+            if not cur.fetchone()[0] and ev.get('command_tag') == 'CREATE SEQUENCE':
+                after = dict(after, owned_by=None)
+        if after.get('kind') in ('domain', 'enum'):
+            return image_differences(after, read_type(cur, after['schema'], after['name']))
         return image_differences(after, read_image(cur, after['schema'], after['name']))
     if ev['trigger_event'] == 'sql_drop' and ev.get('object_type') in DROPS:
         names = details.get('address_names') or []
@@ -803,9 +1124,9 @@ class Replayer:
                 # statement's events are all applied: before the next
                 # statement, which may need what they made
                 if left_out and statement_of(ev) != statement_of(left_out[-1]):
-                    self.check_left_out(cur, left_out, applied)
+                    self.check_left_out(applier, left_out, applied)
                 self.apply_one(applier, cur, ev, end_lsn, applied, left_out)
-            self.check_left_out(cur, left_out, applied)
+            self.check_left_out(applier, left_out, applied)
             cur.execute('INSERT INTO ddl_replay.progress VALUES (%s, %s)'
                         ' ON CONFLICT (slot) DO UPDATE SET end_lsn = EXCLUDED.end_lsn',
                         (self.slot, lsn_text(end_lsn)))
@@ -857,13 +1178,13 @@ class Replayer:
                        ev, sql=applier.last_sql, detail='\n'.join(diff))
         applied.append(ev)
 
-    def check_left_out(self, cur, left_out, applied):
+    def check_left_out(self, applier, left_out, applied):
         """Check the events of left_out (and empty it)."""
         for ev in left_out:
-            self.check_one_left_out(cur, ev, applied)
+            self.check_one_left_out(applier, ev, applied)
         del left_out[:]
 
-    def check_one_left_out(self, cur, ev, applied):
+    def check_one_left_out(self, applier, ev, applied):
         """An event that no apply function took is fine only when the
         transaction's other events did its work: a dropped object must be
         gone from the copy (a table's row type, an identity's sequence, a
@@ -872,9 +1193,45 @@ class Replayer:
         (an identity's sequence, a primary key's index) must be there; a
         second event of the same statement on the same object (the foreign
         keys of a CREATE TABLE) is covered by the first's image.
-        Anything else stops the consumer."""
+        The sequence of an identity column, which its table's statement
+        made, gets the parameters of its "after" image then, and is
+        verified.  Anything else stops the consumer."""
+        cur = applier.cur
         details = ev.get('details') or {}
         otype = ev.get('object_type')
+        after = details.get('after') or {}
+        if ev['trigger_event'] == 'ddl_command_end' and after.get('kind') == 'sequence':
+            owner = after.get('owned_by')
+            if not applier.relation_exists(after['schema'], after['name']) and owner is not None:
+                # the column made its sequence under the name PostgreSQL
+                # chose on the copy (the source's may have been given:
+                # SEQUENCE NAME): it takes the source's
+                cur.execute('SELECT n.nspname::text, c.relname::text FROM pg_class c'
+                            ' JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace'
+                            ' WHERE c.oid OPERATOR(pg_catalog.=) pg_get_serial_sequence(%s, %s)::regclass',
+                            (qname(owner['schema'], owner['name']), owner['column']))
+                made = cur.fetchone()
+                if made is not None and made[0] != after['schema']:
+                    applier.run('ALTER SEQUENCE %s SET SCHEMA %s' % (qname(*made), ident(after['schema'])))
+                    made = (after['schema'], made[1])
+                if made is not None and made[1] != after['name']:
+                    applier.run('ALTER SEQUENCE %s RENAME TO %s' % (qname(*made), ident(after['name'])))
+            if not applier.relation_exists(after['schema'], after['name']):
+                raise Stop('the sequence of identity column %s is not in the copy after its statement'
+                           % owner_sql(owner), ev)
+            applier.last_sql = None
+            try:
+                rel = qname(after['schema'], after['name'])
+                applier.run('ALTER SEQUENCE %s %s%s' % (rel, sequence_options_sql(after),
+                                                        applier.restart_sql(rel, after)))
+            except psycopg2.Error as e:
+                raise Stop('the copy refused a statement: %s' % (e.pgerror or e).strip().splitlines()[0],
+                           ev, sql=applier.last_sql)
+            diff = verify_event(cur, ev)
+            if diff:
+                raise Stop('after applying it, the copy does not match the event\'s "after" image',
+                           ev, sql=applier.last_sql, detail='\n'.join(diff))
+            return
         if ev['trigger_event'] == 'sql_drop':
             cur.execute('SAVEPOINT left_out')
             try:

@@ -16,6 +16,12 @@
 --     rolled back leaves nothing; ddl_notify.capture_changes off records none
 --     of these keys.
 -- G15: the WAL message of an event is its row (walmsg.c): the same details.
+-- Also: ADD CONSTRAINT ... USING INDEX names the index taken over, VALIDATE
+-- CONSTRAINT and ALTER CONSTRAINT refresh "after" and say so in "changes",
+-- a partitioned table's index is "ON ONLY" only when made so, a foreign key
+-- to a partitioned table is one constraint (not PostgreSQL's clones);
+-- catches a definition reused from "before" after VALIDATE
+-- (test/mutations/images_constraint_flags_reused.patch).
 -- Catches: "before" not read at ddl_command_start (every ALTER without its
 -- changes: test/mutations/images_before_too_late.patch) and a DROP without
 -- the pre-images of what it took (images_no_drop_preimage.patch).
@@ -256,6 +262,53 @@ RESET ddl_notify.capture_changes;
 SELECT trigger_event, command_tag, object_type,
 	   coalesce(details ?| ARRAY['before', 'after', 'changes'], false) AS any_image_key
 FROM ddl_notify.event WHERE id > :last ORDER BY id;
+
+--
+-- 8. constraints and indexes PostgreSQL changes in place or makes itself
+--
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+-- ADD CONSTRAINT ... USING INDEX: the change names the index taken over
+-- (renamed to the constraint's name, or not), with no index change of its own
+CREATE TABLE img_ui (a int NOT NULL, b int);
+CREATE UNIQUE INDEX img_ui_a_idx ON img_ui (a);
+CREATE UNIQUE INDEX img_ui_b ON img_ui (b);
+ALTER TABLE img_ui ADD CONSTRAINT img_ui_pkey PRIMARY KEY USING INDEX img_ui_a_idx;
+ALTER TABLE img_ui ADD CONSTRAINT img_ui_b UNIQUE USING INDEX img_ui_b DEFERRABLE;
+-- NOT VALID, then VALIDATE CONSTRAINT; ALTER CONSTRAINT ... DEFERRABLE: the
+-- same constraint altered in place, "after" printed again
+CREATE TABLE img_fkt (x int, y int);
+ALTER TABLE img_fkt ADD CONSTRAINT img_fx FOREIGN KEY (x) REFERENCES img_ui NOT VALID,
+	ADD CONSTRAINT img_fy FOREIGN KEY (y) REFERENCES img_ui (a),
+	ADD CONSTRAINT img_ck CHECK (x > 0) NOT VALID;
+ALTER TABLE img_fkt VALIDATE CONSTRAINT img_fx;
+ALTER TABLE img_fkt VALIDATE CONSTRAINT img_ck;
+ALTER TABLE img_fkt ALTER CONSTRAINT img_fy DEFERRABLE INITIALLY DEFERRED;
+SELECT * FROM pg_temp.ops(:last);
+SELECT c->>'name' AS name, c->>'definition' AS definition
+FROM ddl_notify.event e, jsonb_array_elements(e.details->'after'->'constraints') c
+WHERE e.id = (SELECT max(id) FROM ddl_notify.event WHERE object_identity = 'public.img_fkt')
+ORDER BY 1;
+-- a partitioned table: its index made by CREATE INDEX is printed without ON
+-- ONLY (its partitions got theirs), one made ON ONLY with it; a foreign key
+-- referencing it is one constraint, not one more per partition (PostgreSQL's
+-- clones); DROP CONSTRAINT of its key
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+CREATE TABLE img_pk (a int PRIMARY KEY) PARTITION BY RANGE (a);
+CREATE TABLE img_pk1 PARTITION OF img_pk FOR VALUES FROM (0) TO (10);
+CREATE TABLE img_pk2 PARTITION OF img_pk FOR VALUES FROM (10) TO (20);
+CREATE INDEX img_pk_i ON img_pk (a);
+CREATE INDEX img_pk_o ON ONLY img_pk (a);
+CREATE TABLE img_fk (b int REFERENCES img_pk);
+ALTER TABLE img_pk DROP CONSTRAINT img_pk_pkey CASCADE;
+SELECT * FROM pg_temp.ops(:last);
+SELECT object_identity, details->'after'->'constraints' AS constraints
+FROM ddl_notify.event WHERE id > :last AND command_tag = 'CREATE TABLE' AND object_identity = 'public.img_fk';
+-- (the clones' names: img_fk_b_fkey1 before 18, img_fk_b_fkey_1 from 18 on)
+SELECT trigger_event, object_type,
+	   regexp_replace(object_identity, '^img_fk_b_fkey_?([0-9])', 'img_fk_b_fkey clone \1') AS object_identity
+FROM ddl_notify.event
+WHERE id > :last AND command_tag = 'ALTER TABLE' ORDER BY id;
+DROP TABLE img_fk, img_fkt, img_ui, img_pk;
 
 --
 -- Cleanup: the next file starts from scratch

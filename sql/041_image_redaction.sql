@@ -11,7 +11,8 @@
 -- Every image key that holds a text is given its own secret, in each place
 -- it can stand: a column's default and generated expression, a CHECK
 -- constraint's and an index's definition, a view's and a materialized
--- view's query, a partition key and bound, a foreign table's options, in
+-- view's query, a partition key and bound, a foreign table's options, a
+-- domain's default and CHECK (its own image, issue 36), in
 -- "after" (the CREATE), in "before" (a later ALTER) and in "changes" (set
 -- default, drop default, drop expression, add column with a default and with
 -- a generated expression, add constraint, add index, set definition; set
@@ -88,6 +89,12 @@ CREATE TABLE vault.p1 PARTITION OF vault.p FOR VALUES IN ('SECRET_BOUND');
 ALTER TABLE vault.p1 RENAME TO p1b;
 CREATE FOREIGN TABLE vault.f (a int) SERVER ir_srv OPTIONS (tbl 'SECRET_OPTION');
 ALTER FOREIGN TABLE vault.f ADD COLUMN b int;
+-- a domain's default and CHECK are texts; a sequence's parameters, a domain's
+-- type and an enum's labels are not
+CREATE DOMAIN vault.dom AS text DEFAULT 'SECRET_DOMDEFAULT' CHECK (VALUE <> 'SECRET_DOMCHECK');
+ALTER DOMAIN vault.dom SET DEFAULT 'SECRET_DOMSETDEFAULT';
+CREATE SEQUENCE vault.s START 42 INCREMENT 7;
+CREATE TYPE vault.e AS ENUM ('red', 'green');
 -- SET EXPRESSION exists since PostgreSQL 17
 SELECT current_setting('server_version_num')::int >= 170000 AS has_set_expression \gset
 \if :has_set_expression
@@ -121,6 +128,7 @@ INSERT INTO secrets VALUES
 	('SECRET_PARTKEY', 'after'), ('SECRET_PARTKEY', 'before'),
 	('SECRET_BOUND', 'after'), ('SECRET_BOUND', 'before'),
 	('SECRET_OPTION', 'after'), ('SECRET_OPTION', 'before'),
+	('SECRET_DOMDEFAULT', 'after'), ('SECRET_DOMCHECK', 'after'), ('SECRET_DOMSETDEFAULT', 'after'),
 	('SECRET_FUTURE_KEY', 'after'), ('SECRET_FUTURE_SCALAR', 'after'),
 	('SECRET_FUTURE_OLD', 'changes'), ('SECRET_FUTURE_NEW', 'changes');
 SELECT s.secret, s.pos,
@@ -155,6 +163,12 @@ SELECT count(*) >= 24 AS events_seen,
 							IS NOT DISTINCT FROM jsonb_path_query_array(s.details, 'strict $.**.op')) AS all_same_names
 FROM public.ir_got a JOIN public.ir_got s USING (id)
 WHERE a.sub = 'app' AND s.sub = 'su';
+-- kept for app: a sequence's parameters, a domain's type, an enum's labels
+SELECT details->'after'->>'kind' AS kind, details->'after'->'start' AS start,
+	   details->'after'->'increment' AS increment, details->'after'->>'type' AS type,
+	   details->'after'->'default' AS default_withheld, details->'after'->'labels' AS labels
+FROM public.ir_got WHERE sub = 'app' AND details->'after'->>'kind' IN ('sequence', 'domain', 'enum')
+ORDER BY id;
 -- what app got for the view's CREATE OR REPLACE: the change, no texts
 SELECT a.details -> 'changes' AS app_changes, a.details -> 'after' -> 'definition' AS app_definition
 FROM public.ir_got a JOIN public.ir_got s USING (id)

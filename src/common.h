@@ -67,8 +67,10 @@
  *	  querytext.c	the statement text an event stores: secrets redacted,
  *					length capped
  *	  relimage.c	relation images for capture: "before", "after" and
- *					"changes" of the relations a command touches, dropped
- *					ones included (its object access hook reads those)
+ *					"changes" of the relations (sequences and composite
+ *					types included) a command touches, dropped ones
+ *					included (its object access hook reads those); the
+ *					"after" of domains and enums
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
  *

@@ -9,7 +9,8 @@
  *
  * The one list is ddln_image_keys below: every key an image, a column, a
  * constraint or index, a partition's parent or a change carries, each
- * marked as kept (names, types, kinds, flags), as text (withheld: a view's
+ * marked as kept (names, types, kinds, flags, a sequence's numbers, storage
+ * parameters), as text (withheld: a view's
  * query, a default, a generated expression, a constraint's or index's
  * definition, a partition key or bound, a foreign table's options, the
  * old and new values of the changes that carry those) or as a nested
@@ -54,6 +55,7 @@ typedef enum DdlnImgCtx
 	DDLN_IMGCTX_PART,			/* an element of constraints or indexes; a
 								 * change's constraint or index */
 	DDLN_IMGCTX_PARENT,			/* an image's partition_of */
+	DDLN_IMGCTX_OWNER,			/* a sequence image's owned_by */
 	DDLN_IMGCTX_CHANGE,			/* an element of changes */
 	DDLN_IMGCTX_COPY			/* copied as it is */
 } DdlnImgCtx;
@@ -109,6 +111,25 @@ static const DdlnImgKey ddln_image_keys[] = {
 	TEXT(IMAGE, "partition_bound"),
 	KEEP(IMAGE, "server"),
 	TEXT(IMAGE, "options"),		/* a foreign table's, name=value */
+	KEEP(IMAGE, "unlogged"),
+	KEEP(IMAGE, "reloptions"),	/* storage parameters, name=value: values
+								 * checked by their access method, no text
+								 * of the statement's */
+	/* a sequence's image: parameters and owner, numbers and names */
+	KEEP(IMAGE, "type"),
+	KEEP(IMAGE, "start"),
+	KEEP(IMAGE, "increment"),
+	KEEP(IMAGE, "min"),
+	KEEP(IMAGE, "max"),
+	KEEP(IMAGE, "cache"),
+	KEEP(IMAGE, "cycle"),
+	NESTED(IMAGE, "owned_by", OWNER),
+	/* a domain's image (type, not_null, constraints above and below) */
+	TEXT(IMAGE, "default"),		/* an expression */
+	KEEP(IMAGE, "collation"),
+	KEEP(IMAGE, "not_null"),
+	/* an enum's image: its labels, names of values */
+	KEEP(IMAGE, "labels"),
 
 	/* a column */
 	KEEP(COLUMN, "name"),
@@ -130,6 +151,12 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(PARENT, "schema"),
 	KEEP(PARENT, "name"),
 
+	/* the column owning a sequence */
+	KEEP(OWNER, "schema"),
+	KEEP(OWNER, "name"),
+	KEEP(OWNER, "column"),
+	KEEP(OWNER, "identity"),
+
 	/* a change: "column" is a name, or a column (add column) */
 	KEEP(CHANGE, "op"),
 	NESTED(CHANGE, "column", COLUMN),
@@ -139,6 +166,10 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(CHANGE, "identity"),
 	KEEP(CHANGE, "old_index"),
 	KEEP(CHANGE, "new_index"),
+	KEEP(CHANGE, "option"),
+	KEEP(CHANGE, "using_index"),	/* add constraint: the index it took over */
+	KEEP(CHANGE, "deferrable"),	/* alter constraint */
+	KEEP(CHANGE, "deferred"),
 	/* old and new are names, types or kinds for these ops ... */
 	OP_KEEP("rename"),
 	OP_KEEP("set schema"),
@@ -150,6 +181,9 @@ static const DdlnImgKey ddln_image_keys[] = {
 	OP_KEEP("rename constraint"),
 	OP_KEEP("rename index"),
 	OP_KEEP("set replica identity"),
+	OP_KEEP("set sequence option"),	/* numbers, a type, a flag */
+	OP_KEEP("set owned by"),	/* a column's names */
+	OP_KEEP("set reloptions"),
 	/* ... and texts for these (and for any op not listed) */
 	TEXT(CHANGE, "old"),		/* set default, drop default, set
 								 * expression, drop expression, set

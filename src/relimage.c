@@ -3,8 +3,11 @@
  * relimage.c
  *	  Relation images and the changes between two of them: what a DDL
  *	  command did to the shape of a table, partitioned table, view,
- *	  materialized view or foreign table ("before", "after" and "changes"
- *	  in an event's details; docs/reference.md, "The payload").
+ *	  materialized view, foreign table, sequence or composite type
+ *	  ("before", "after" and "changes" in an event's details;
+ *	  docs/reference.md, "The payload"), and the "after" image of a domain
+ *	  or an enum (DdlnTypeImageDetails: base type, collation, default, NOT
+ *	  NULL and CHECK constraints; labels in order).
  *
  * An image is read from the catalogs as PostgreSQL prints them: columns
  * (format_type with typmod; pg_get_expr for defaults and generated
@@ -12,7 +15,10 @@
  * (pg_get_indexdef) and the replica identity, and what a kind needs to be
  * created again: a view's query (pg_get_viewdef; not in a drop's
  * pre-image), a partition key (pg_get_partkeydef), a foreign table's
- * server and options.  All with search_path set to
+ * server and options; its persistence (unlogged) and storage parameters
+ * (pg_class.reloptions).  A sequence's image is its parameters
+ * (pg_sequence) and the column owning it (pg_depend: OWNED BY, or the
+ * identity column it serves), nothing of a table's.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
  * qualified, as pg_dump prints it, whatever the DDL's search_path.  The
  * columns, defaults and index list come from the relation cache (the
@@ -22,8 +28,8 @@
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs: no image is
  *	 read, no lock taken, no key written.
- * - "before" of ALTER TABLE, RENAME, ALTER ... SET SCHEMA, CREATE OR
- *	 REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
+ * - "before" of ALTER TABLE, ALTER SEQUENCE, RENAME, ALTER ... SET SCHEMA,
+ *	 CREATE OR REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
  *	 ddl_command_start (DdlnImageCommandStart), only for the relation the
  *	 command names (an index's: its table), after taking the lock the
  *	 command itself will take (on the index for ALTER INDEX RENAME, which
@@ -61,10 +67,30 @@
  *	 closed by sql_drop, or at PRE_COMMIT when a command's sql_drop did not
  *	 run; a subtransaction's rollback forgets the dropped images it may
  *	 have read.
+ * - Every ddl_command_end row of a sequence has "after", even without
+ *	 "before" and in a second row of the same command: PostgreSQL reports a
+ *	 serial column's sequence twice in a CREATE TABLE (CREATE, then OWNED
+ *	 BY), and an identity's sequence altered through ALTER TABLE under no
+ *	 name of its own.  Reading one costs a syscache lookup and an index
+ *	 scan of the sequence's own pg_depend rows.
  * - Changes are computed between two images: columns matched by attnum,
  *	 constraints and indexes by name, a renamed one by its OID.  An index
  *	 that implements a constraint comes and goes with its constraint and
- *	 has no change of its own.
+ *	 has no change of its own (ADD CONSTRAINT ... USING INDEX names the
+ *	 index it took over in its change).  A constraint of the same OID
+ *	 validated or made [NOT] DEFERRABLE is altered, not dropped and added:
+ *	 its definition is printed again, never reused from "before".
+ * - What PostgreSQL makes and drops by itself is left out as pg_dump leaves
+ *	 it out: a foreign key's clones (conparentid set).  A partitioned
+ *	 table's valid index is printed without "ON ONLY" (pg_get_indexdef
+ *	 prints it always): it made its partitions' indexes.
+ *
+ * Sections, in file order: JSON building; reading an image (relations,
+ * sequences; DdlnImageRead); changes (DdlnImgPushChanges); type images
+ * (DdlnTypeImageDetails); the transaction's end; "before" at
+ * ddl_command_start (DdlnImageCommandStart) and the images of a row
+ * (DdlnImageForRow); "before" of dropped relations (the object access
+ * hook, DdlnImageTakeDropped).
  *
  * Floor: engine (capture's helper): called by capture.c, and by ddl_notify.c
  * (_PG_init installs the object access hook, which the server calls);
@@ -79,6 +105,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/reloptions.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
@@ -93,9 +120,11 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_constraint.h"
+#include "catalog/pg_enum.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_rewrite.h"
+#include "catalog/pg_sequence.h"
 #include "catalog/pg_type.h"
 #include "foreign/foreign.h"
 #include "commands/defrem.h"
@@ -107,6 +136,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/catcache.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -142,7 +172,27 @@ typedef struct DdlnImgPart
 	const char *type;			/* constraints: "primary key"... */
 	char	   *definition;
 	char	   *constraint;		/* indexes: the constraint it implements */
+	/* constraints: what ALTER TABLE can change in place (same OID) */
+	bool		validated;
+	bool		deferrable;
+	bool		deferred;
 } DdlnImgPart;
+
+/* a sequence's parameters (pg_sequence) and the column owning it */
+typedef struct DdlnImgSequence
+{
+	char	   *type;
+	int64		start;
+	int64		increment;
+	int64		min;
+	int64		max;
+	int64		cache;
+	bool		cycle;
+	char	   *owner_schema;	/* NULL: owned by no column */
+	char	   *owner_name;
+	char	   *owner_column;
+	bool		owner_identity; /* the column's identity sequence */
+} DdlnImgSequence;
 
 typedef struct DdlnImage
 {
@@ -150,6 +200,9 @@ typedef struct DdlnImage
 	char	   *schema;
 	char	   *name;
 	char		relkind;
+	bool		unlogged;
+	List	   *reloptions;		/* "name=value" strings (WITH (...)) */
+	DdlnImgSequence *seq;		/* a sequence's, else NULL */
 	int			ncolumns;
 	DdlnImgColumn *columns;
 	int			nconstraints;
@@ -273,7 +326,8 @@ DdlnImageKind(char relkind)
 {
 	return relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
 		relkind == RELKIND_VIEW || relkind == RELKIND_MATVIEW ||
-		relkind == RELKIND_FOREIGN_TABLE;
+		relkind == RELKIND_FOREIGN_TABLE || relkind == RELKIND_SEQUENCE ||
+		relkind == RELKIND_COMPOSITE_TYPE;
 }
 
 static const char *
@@ -291,6 +345,10 @@ DdlnImageKindName(char relkind)
 			return "materialized view";
 		case RELKIND_FOREIGN_TABLE:
 			return "foreign table";
+		case RELKIND_SEQUENCE:
+			return "sequence";
+		case RELKIND_COMPOSITE_TYPE:
+			return "composite type";
 	}
 	return NULL;
 }
@@ -470,13 +528,19 @@ DdlnImageMayReuse(const DdlnImage *like, const DdlnImage *img)
 	return true;
 }
 
-/* The definition of "oid" named "name" in "parts" of an earlier image, or NULL. */
+/*
+ * The definition of "part" (its OID and name; a constraint's flags) in
+ * "parts" of an earlier image, or NULL.  A constraint validated or made
+ * deferrable in place keeps its OID: its definition is printed again.
+ */
 static char *
-DdlnReusedDefinition(const DdlnImgPart *parts, int n, Oid oid, const char *name)
+DdlnReusedDefinition(const DdlnImgPart *parts, int n, const DdlnImgPart *part)
 {
 	for (int i = 0; i < n; i++)
 	{
-		if (parts[i].oid == oid && strcmp(parts[i].name, name) == 0)
+		if (parts[i].oid == part->oid && strcmp(parts[i].name, part->name) == 0 &&
+			parts[i].validated == part->validated && parts[i].deferrable == part->deferrable &&
+			parts[i].deferred == part->deferred)
 			return parts[i].definition;
 	}
 	return NULL;
@@ -555,6 +619,14 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 
 		if (type == NULL)
 			continue;
+
+		/*
+		 * A foreign key's clones (one per partition of the table it
+		 * references, or on a partition, its parent's): PostgreSQL makes and
+		 * drops them with their parent; pg_dump leaves them out too.
+		 */
+		if (con->contype == CONSTRAINT_FOREIGN && OidIsValid(con->conparentid))
+			continue;
 		if (img->nconstraints == allocated)
 		{
 			allocated *= 2;
@@ -567,9 +639,11 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 		part->type = type;
 		if (con->contype != CONSTRAINT_FOREIGN)
 			part->indexid = con->conindid;
+		part->validated = con->convalidated;
+		part->deferrable = con->condeferrable;
+		part->deferred = con->condeferred;
 		if (reuse)
-			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints,
-													part->oid, part->name);
+			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints, part);
 		if (part->definition == NULL)
 			part->definition =
 				DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
@@ -577,6 +651,38 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 	systable_endscan(scan);
 	table_close(catrel, AccessShareLock);
 	qsort(img->constraints, img->nconstraints, sizeof(DdlnImgPart), DdlnPartCmp);
+}
+
+/*
+ * pg_get_indexdef() of an index, but "ON ONLY" only for a partitioned
+ * table's index that is not valid (made with ON ONLY while the table had
+ * partitions, and not yet attached to an index of each): a valid one made
+ * its partitions' indexes as any CREATE INDEX does, and is printed so.
+ */
+static char *
+DdlnImageIndexDef(Oid indexid)
+{
+	char	   *def = DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(indexid)));
+	char	   *only;
+	HeapTuple	tup;
+	bool		valid = false;
+
+	if (get_rel_relkind(indexid) != RELKIND_PARTITIONED_INDEX)
+		return def;
+	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexid));
+	if (HeapTupleIsValid(tup))
+	{
+		valid = ((Form_pg_index) GETSTRUCT(tup))->indisvalid;
+		ReleaseSysCache(tup);
+	}
+	/* "CREATE [UNIQUE] INDEX name ON ONLY ...": after the name (quoted as it must be) */
+	if (valid && (only = strstr(def, "INDEX ")) != NULL)
+	{
+		only += strlen("INDEX ") + strlen(quote_identifier(get_rel_name(indexid)));
+		if (strncmp(only, " ON ONLY ", 9) == 0)
+			memmove(only + 3, only + 8, strlen(only + 8) + 1);
+	}
+	return def;
 }
 
 /*
@@ -607,11 +713,9 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		part->oid = indexid;
 		part->name = name;
 		if (reuse)
-			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes,
-													indexid, name);
+			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part);
 		if (part->definition == NULL)
-			part->definition =
-				DdlnTextResult(DirectFunctionCall1(pg_get_indexdef, ObjectIdGetDatum(indexid)));
+			part->definition = DdlnImageIndexDef(indexid);
 		for (int i = 0; i < img->nconstraints; i++)
 		{
 			if (img->constraints[i].indexid == indexid)
@@ -621,6 +725,74 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 			img->replident_index = name;
 	}
 	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
+}
+
+/*
+ * A sequence's parameters from pg_sequence, and the column that owns it
+ * (OWNED BY, or the identity column it serves) from pg_depend: a lookup
+ * and an index scan of the sequence's own dependencies.
+ */
+static void
+DdlnImageReadSequence(DdlnImage *img)
+{
+	HeapTuple	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(img->relid));
+	Form_pg_sequence form;
+	DdlnImgSequence *seq;
+	Oid			tableid;
+	int32		colid;
+	bool		owned;
+
+	seq = palloc0(sizeof(DdlnImgSequence));
+	img->seq = seq;
+	if (!HeapTupleIsValid(tup))
+		return;					/* cannot happen: a sequence without its row */
+	form = (Form_pg_sequence) GETSTRUCT(tup);
+	seq->type = DdlnImageTypeName(form->seqtypid, -1);
+	seq->start = form->seqstart;
+	seq->increment = form->seqincrement;
+	seq->min = form->seqmin;
+	seq->max = form->seqmax;
+	seq->cache = form->seqcache;
+	seq->cycle = form->seqcycle;
+	ReleaseSysCache(tup);
+
+	owned = sequenceIsOwned(img->relid, DEPENDENCY_AUTO, &tableid, &colid);
+	if (!owned && sequenceIsOwned(img->relid, DEPENDENCY_INTERNAL, &tableid, &colid))
+		owned = seq->owner_identity = true;
+	if (owned)
+	{
+		seq->owner_name = get_rel_name(tableid);
+		seq->owner_column = get_attname(tableid, colid, true);
+		if (seq->owner_name == NULL || seq->owner_column == NULL)
+			seq->owner_name = seq->owner_column = NULL;
+		else
+			seq->owner_schema = get_namespace_name_or_temp(get_rel_namespace(tableid));
+	}
+}
+
+/* The relation's storage parameters (pg_class.reloptions), "name=value". */
+static void
+DdlnImageReadRelOptions(DdlnImage *img)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(img->relid));
+	bool		isnull;
+	Datum		d;
+	ListCell   *lc;
+	List	   *defs;
+
+	if (!HeapTupleIsValid(tup))
+		return;
+	d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
+	defs = isnull ? NIL : untransformRelOptions(d);
+	ReleaseSysCache(tup);
+	foreach(lc, defs)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		img->reloptions = lappend(img->reloptions,
+								  def->arg ? psprintf("%s=%s", def->defname, defGetString(def)) :
+								  pstrdup(def->defname));
+	}
 }
 
 /*
@@ -659,12 +831,19 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 	img->name = pstrdup(RelationGetRelationName(rel));
 	img->relkind = rel->rd_rel->relkind;
 	img->replident = rel->rd_rel->relreplident;
+	img->unlogged = (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED);
 
-	DdlnImageReadColumns(img, rel);
-	reuse = DdlnImageMayReuse(like, img);
-	DdlnImageReadConstraints(img, like, reuse);
-	DdlnImageReadIndexes(img, rel, like, reuse);
-	DdlnImageReadKind(img, dropped);
+	if (img->relkind == RELKIND_SEQUENCE)
+		DdlnImageReadSequence(img);
+	else
+	{
+		DdlnImageReadColumns(img, rel);
+		reuse = DdlnImageMayReuse(like, img);
+		DdlnImageReadConstraints(img, like, reuse);
+		DdlnImageReadIndexes(img, rel, like, reuse);
+		DdlnImageReadKind(img, dropped);
+		DdlnImageReadRelOptions(img);
+	}
 
 	AtEOXact_GUC(true, nestlevel);
 	relation_close(rel, AccessShareLock);
@@ -738,6 +917,36 @@ DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind)
 	DdlnImgToken(st, WJB_END_OBJECT);
 }
 
+/* The column owning a sequence, {"schema", "name", "column", "identity"}, or null. */
+static void
+DdlnImgPushOwner(DdlnJsonbState *st, const DdlnImgSequence *seq)
+{
+	if (seq->owner_name == NULL)
+	{
+		DdlnImgString(st, NULL);
+		return;
+	}
+	DdlnImgToken(st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(st, "name", seq->owner_name);
+	DdlnImgPair(st, "column", seq->owner_column);
+	DdlnImgPair(st, "schema", seq->owner_schema);
+	DdlnImgKey(st, "identity");
+	DdlnImgBool(st, seq->owner_identity);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+/* A list of strings as an array. */
+static void
+DdlnImgPushStrings(DdlnJsonbState *st, List *strings)
+{
+	ListCell   *lc;
+
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	foreach(lc, strings)
+		DdlnImgString(st, (const char *) lfirst(lc));
+	DdlnImgToken(st, WJB_END_ARRAY);
+}
+
 /* An image as the next value of "st". */
 static void
 DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
@@ -746,6 +955,32 @@ DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 	DdlnImgPair(st, "kind", DdlnImageKindName(img->relkind));
 	DdlnImgPair(st, "name", img->name);
 	DdlnImgPair(st, "schema", img->schema);
+	if (img->unlogged)
+	{
+		DdlnImgKey(st, "unlogged");
+		DdlnImgBool(st, true);
+	}
+	if (img->seq)
+	{
+		/* a sequence: its parameters and owner, nothing of a table's */
+		DdlnImgPair(st, "type", img->seq->type);
+		DdlnImgKey(st, "start");
+		DdlnImgInt(st, img->seq->start);
+		DdlnImgKey(st, "increment");
+		DdlnImgInt(st, img->seq->increment);
+		DdlnImgKey(st, "min");
+		DdlnImgInt(st, img->seq->min);
+		DdlnImgKey(st, "max");
+		DdlnImgInt(st, img->seq->max);
+		DdlnImgKey(st, "cache");
+		DdlnImgInt(st, img->seq->cache);
+		DdlnImgKey(st, "cycle");
+		DdlnImgBool(st, img->seq->cycle);
+		DdlnImgKey(st, "owned_by");
+		DdlnImgPushOwner(st, img->seq);
+		DdlnImgToken(st, WJB_END_OBJECT);
+		return;
+	}
 	DdlnImgKey(st, "columns");
 	DdlnImgToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < img->ncolumns; i++)
@@ -778,14 +1013,14 @@ DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 	}
 	if (img->server)
 	{
-		ListCell   *lc;
-
 		DdlnImgPair(st, "server", img->server);
 		DdlnImgKey(st, "options");
-		DdlnImgToken(st, WJB_BEGIN_ARRAY);
-		foreach(lc, img->options)
-			DdlnImgString(st, (const char *) lfirst(lc));
-		DdlnImgToken(st, WJB_END_ARRAY);
+		DdlnImgPushStrings(st, img->options);
+	}
+	if (img->reloptions)
+	{
+		DdlnImgKey(st, "reloptions");
+		DdlnImgPushStrings(st, img->reloptions);
 	}
 	DdlnImgToken(st, WJB_END_OBJECT);
 }
@@ -874,6 +1109,8 @@ DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *
 	}
 }
 
+static bool DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a);
+
 static const DdlnImgPart *
 DdlnFindPart(const DdlnImgPart *parts, int n, const char *name, Oid oid)
 {
@@ -896,7 +1133,46 @@ DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
 {
 	if (indexes)
 		return b->oid != a->oid && !DdlnSame(b->definition, a->definition);
+	if (DdlnConstraintAltered(b, a))
+		return false;
 	return !DdlnSame(b->definition, a->definition) || !DdlnSame(b->type, a->type);
+}
+
+/*
+ * Was a constraint altered in place: the same one (OID) validated (VALIDATE
+ * CONSTRAINT) or made [NOT] DEFERRABLE (ALTER CONSTRAINT)?
+ */
+static bool
+DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	return b->oid == a->oid &&
+		(b->validated != a->validated || b->deferrable != a->deferrable ||
+		 b->deferred != a->deferred);
+}
+
+/*
+ * "validate constraint" {name} and "alter constraint" {name, deferrable,
+ * deferred} of a constraint altered in place.
+ */
+static void
+DdlnDiffConstraintFlags(DdlnJsonbState *st, const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	if (b->deferrable != a->deferrable || b->deferred != a->deferred)
+	{
+		DdlnChangeBegin(st, "alter constraint", NULL);
+		DdlnImgPair(st, "name", a->name);
+		DdlnImgKey(st, "deferred");
+		DdlnImgBool(st, a->deferred);
+		DdlnImgKey(st, "deferrable");
+		DdlnImgBool(st, a->deferrable);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	if (!b->validated && a->validated)
+	{
+		DdlnChangeBegin(st, "validate constraint", NULL);
+		DdlnImgPair(st, "name", a->name);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
 }
 
 /*
@@ -906,7 +1182,8 @@ DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
  */
 static void
 DdlnDiffParts(DdlnJsonbState *st, bool indexes,
-			  const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an)
+			  const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an,
+			  const DdlnImage *b)
 {
 	const char *rename_op = indexes ? "rename index" : "rename constraint";
 	const char *drop_op = indexes ? "drop index" : "drop constraint";
@@ -951,16 +1228,101 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 			continue;
 		if (was == NULL && renamed != NULL)
 			continue;			/* renamed, above */
-		if (was == NULL || DdlnPartChanged(indexes, was, &ap[i]))
+		if (!indexes && was && DdlnConstraintAltered(was, &ap[i]))
+			DdlnDiffConstraintFlags(st, was, &ap[i]);
+		else if (was == NULL || DdlnPartChanged(indexes, was, &ap[i]))
 		{
+			const DdlnImgPart *taken = NULL;
+
 			DdlnChangeBegin(st, add_op, NULL);
 			DdlnImgKey(st, indexes ? "index" : "constraint");
 			if (indexes)
 				DdlnImgPushIndex(st, &ap[i]);
 			else
 				DdlnImgPushConstraint(st, &ap[i]);
+
+			/*
+			 * ADD CONSTRAINT ... USING INDEX: the constraint took over an
+			 * index the table had (and gave it its name)
+			 */
+			if (!indexes && OidIsValid(ap[i].indexid))
+				taken = DdlnFindPart(b->indexes, b->nindexes, NULL, ap[i].indexid);
+			if (taken && taken->constraint == NULL)
+				DdlnImgPair(st, "using_index", taken->name);
 			DdlnImgToken(st, WJB_END_OBJECT);
 		}
+	}
+}
+
+/* Do two lists of strings hold the same, in the same order? */
+static bool
+DdlnSameStrings(List *a, List *b)
+{
+	ListCell   *la,
+			   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+	{
+		if (strcmp((const char *) lfirst(la), (const char *) lfirst(lb)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* {"op": "set sequence option", "option": option, "old": b, "new": a} */
+static void
+DdlnChangeSeqOption(DdlnJsonbState *st, const char *option, int64 b, int64 a)
+{
+	if (b == a)
+		return;
+	DdlnChangeBegin(st, "set sequence option", NULL);
+	DdlnImgPair(st, "option", option);
+	DdlnImgKey(st, "old");
+	DdlnImgInt(st, b);
+	DdlnImgKey(st, "new");
+	DdlnImgInt(st, a);
+	DdlnImgToken(st, WJB_END_OBJECT);
+}
+
+/* A sequence's changes: each parameter, then its owner. */
+static void
+DdlnImgPushSequenceChanges(DdlnJsonbState *st, const DdlnImgSequence *b,
+						   const DdlnImgSequence *a)
+{
+	if (!DdlnSame(b->type, a->type))
+	{
+		DdlnChangeBegin(st, "set sequence option", NULL);
+		DdlnImgPair(st, "option", "type");
+		DdlnImgPair(st, "old", b->type);
+		DdlnImgPair(st, "new", a->type);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	DdlnChangeSeqOption(st, "start", b->start, a->start);
+	DdlnChangeSeqOption(st, "increment", b->increment, a->increment);
+	DdlnChangeSeqOption(st, "min", b->min, a->min);
+	DdlnChangeSeqOption(st, "max", b->max, a->max);
+	DdlnChangeSeqOption(st, "cache", b->cache, a->cache);
+	if (b->cycle != a->cycle)
+	{
+		DdlnChangeBegin(st, "set sequence option", NULL);
+		DdlnImgPair(st, "option", "cycle");
+		DdlnImgKey(st, "old");
+		DdlnImgBool(st, b->cycle);
+		DdlnImgKey(st, "new");
+		DdlnImgBool(st, a->cycle);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	if (!DdlnSame(b->owner_schema, a->owner_schema) || !DdlnSame(b->owner_name, a->owner_name) ||
+		!DdlnSame(b->owner_column, a->owner_column) || b->owner_identity != a->owner_identity)
+	{
+		DdlnChangeBegin(st, "set owned by", NULL);
+		DdlnImgKey(st, "old");
+		DdlnImgPushOwner(st, b);
+		DdlnImgKey(st, "new");
+		DdlnImgPushOwner(st, a);
+		DdlnImgToken(st, WJB_END_OBJECT);
 	}
 }
 
@@ -976,6 +1338,17 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 		DdlnChangeOldNew(st, "rename", NULL, b->name, a->name);
 	if (strcmp(b->schema, a->schema) != 0)
 		DdlnChangeOldNew(st, "set schema", NULL, b->schema, a->schema);
+	if (b->unlogged != a->unlogged)
+	{
+		DdlnChangeBegin(st, a->unlogged ? "set unlogged" : "set logged", NULL);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+	if (b->seq && a->seq)
+	{
+		DdlnImgPushSequenceChanges(st, b->seq, a->seq);
+		DdlnImgToken(st, WJB_END_ARRAY);
+		return;
+	}
 
 	/* columns by attnum: both lists are in attnum order */
 	while (i < b->ncolumns || j < a->ncolumns)
@@ -999,8 +1372,8 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 			DdlnDiffColumn(st, &b->columns[i++], &a->columns[j++]);
 	}
 
-	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints);
-	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes);
+	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints, b);
+	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes, b);
 
 	/* a view's or materialized view's query (CREATE OR REPLACE VIEW) */
 	if (b->definition && a->definition && strcmp(b->definition, a->definition) != 0)
@@ -1013,6 +1386,17 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 		DdlnImgPair(st, "new", DdlnReplIdentName(a->replident));
 		DdlnImgPair(st, "old_index", b->replident_index);
 		DdlnImgPair(st, "new_index", a->replident_index);
+		DdlnImgToken(st, WJB_END_OBJECT);
+	}
+
+	/* storage parameters: SET (...) and RESET (...) */
+	if (!DdlnSameStrings(b->reloptions, a->reloptions))
+	{
+		DdlnChangeBegin(st, "set reloptions", NULL);
+		DdlnImgKey(st, "old");
+		DdlnImgPushStrings(st, b->reloptions);
+		DdlnImgKey(st, "new");
+		DdlnImgPushStrings(st, a->reloptions);
 		DdlnImgToken(st, WJB_END_OBJECT);
 	}
 	DdlnImgToken(st, WJB_END_ARRAY);
@@ -1043,6 +1427,141 @@ DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
 		DdlnImgKey(&st, "changes");
 		DdlnImgPushChanges(&st, before, after);
 	}
+	return DdlnJsonbFinish(&st);
+}
+
+/* ---------- type images: domains and enums ---------- */
+
+/* qsort: enum labels by their sort order */
+static int
+DdlnEnumCmp(const void *a, const void *b)
+{
+	float4		x = ((const Form_pg_enum) GETSTRUCT(*(const HeapTuple *) a))->enumsortorder;
+	float4		y = ((const Form_pg_enum) GETSTRUCT(*(const HeapTuple *) b))->enumsortorder;
+
+	return (x > y) - (x < y);
+}
+
+/* An enum's labels in their order, as an array. */
+static void
+DdlnImgPushEnumLabels(DdlnJsonbState *st, Oid typid)
+{
+	CatCList   *list = SearchSysCacheList1(ENUMTYPOIDNAME, ObjectIdGetDatum(typid));
+	HeapTuple  *tuples = palloc(sizeof(HeapTuple) * Max(list->n_members, 1));
+
+	for (int i = 0; i < list->n_members; i++)
+		tuples[i] = &list->members[i]->tuple;
+	qsort(tuples, list->n_members, sizeof(HeapTuple), DdlnEnumCmp);
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < list->n_members; i++)
+		DdlnImgString(st, NameStr(((Form_pg_enum) GETSTRUCT(tuples[i]))->enumlabel));
+	DdlnImgToken(st, WJB_END_ARRAY);
+	ReleaseSysCacheList(list);
+	pfree(tuples);
+}
+
+/* A domain's CHECK constraints (pg_constraint.contypid), by name. */
+static void
+DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
+{
+	Relation	catrel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	DdlnImgPart *parts = NULL;
+	int			n = 0;
+
+	ScanKeyInit(&key[0], Anum_pg_constraint_conrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(InvalidOid));
+	ScanKeyInit(&key[1], Anum_pg_constraint_contypid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(typid));
+	scan = systable_beginscan(catrel, ConstraintRelidTypidNameIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
+		const char *type = DdlnConstraintTypeName(con->contype);
+
+		if (type == NULL)
+			continue;			/* NOT NULL (17 on): the image's not_null */
+		parts = parts ? repalloc(parts, sizeof(DdlnImgPart) * (n + 1)) : palloc(sizeof(DdlnImgPart));
+		memset(&parts[n], 0, sizeof(DdlnImgPart));
+		parts[n].name = pstrdup(NameStr(con->conname));
+		parts[n].type = type;
+		parts[n].definition =
+			DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
+		n++;
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	if (n > 1)
+		qsort(parts, n, sizeof(DdlnImgPart), DdlnPartCmp);
+	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i < n; i++)
+		DdlnImgPushConstraint(st, &parts[i]);
+	DdlnImgToken(st, WJB_END_ARRAY);
+}
+
+/*
+ * {"after": image} of a domain or an enum, read from the catalogs as
+ * relation images are (search_path pg_catalog alone): a domain's base
+ * type with its typmod, collation (when not its base type's), default
+ * (pg_get_expr), NOT NULL and CHECK constraints; an enum's labels in their
+ * order.  Every row of such a type has it, as a sequence's have theirs:
+ * the consumer makes the type as "after" says, or brings it there.
+ */
+static Jsonb *
+DdlnTypeImageDetails(Oid typid, char typtype)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	Form_pg_type typ;
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+	int			nestlevel;
+	char	   *schema;
+
+	if (!HeapTupleIsValid(tup))
+		return NULL;
+	typ = (Form_pg_type) GETSTRUCT(tup);
+	schema = get_namespace_name_or_temp(typ->typnamespace);
+	if (schema == NULL || strcmp(schema, DDLN_SCHEMA_NAME) == 0)
+	{
+		ReleaseSysCache(tup);
+		return NULL;
+	}
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
+	DdlnImgKey(&st, "after");
+	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
+	DdlnImgPair(&st, "kind", typtype == TYPTYPE_DOMAIN ? "domain" : "enum");
+	DdlnImgPair(&st, "name", NameStr(typ->typname));
+	DdlnImgPair(&st, "schema", schema);
+	if (typtype == TYPTYPE_ENUM)
+	{
+		DdlnImgKey(&st, "labels");
+		DdlnImgPushEnumLabels(&st, typid);
+	}
+	else
+	{
+		bool		isnull;
+		Datum		def = SysCacheGetAttr(TYPEOID, tup, Anum_pg_type_typdefaultbin, &isnull);
+
+		DdlnImgPair(&st, "type", DdlnImageTypeName(typ->typbasetype, typ->typtypmod));
+		DdlnImgPair(&st, "collation",
+					OidIsValid(typ->typcollation) &&
+					typ->typcollation != get_typcollation(typ->typbasetype) ?
+					DdlnImageCollationName(typ->typcollation) : NULL);
+		DdlnImgPair(&st, "default", isnull ? NULL :
+					DdlnTextResult(DirectFunctionCall2(pg_get_expr, def, ObjectIdGetDatum(InvalidOid))));
+		DdlnImgKey(&st, "not_null");
+		DdlnImgBool(&st, typ->typnotnull);
+		DdlnImgKey(&st, "constraints");
+		DdlnImgPushDomainConstraints(&st, typid);
+	}
+	DdlnImgToken(&st, WJB_END_OBJECT);
+	ReleaseSysCache(tup);
+	AtEOXact_GUC(true, nestlevel);
 	return DdlnJsonbFinish(&st);
 }
 
@@ -1199,22 +1718,28 @@ DdlnImageCommandStart(Node *parsetree)
 				AlterTableStmt *stmt = (AlterTableStmt *) parsetree;
 
 				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
-					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE)
+					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE ||
+					stmt->objtype == OBJECT_SEQUENCE || stmt->objtype == OBJECT_TYPE)
 					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false);
 				break;
 			}
+		case T_AlterSeqStmt:
+			/* the lock AlterSequence takes */
+			DdlnImageRemember(((AlterSeqStmt *) parsetree)->sequence, ShareRowExclusiveLock, false);
+			break;
 		case T_RenameStmt:
 			{
 				RenameStmt *stmt = (RenameStmt *) parsetree;
 				ObjectType	type = stmt->renameType;
 
-				/* RENAME COLUMN says on what; RENAME CONSTRAINT does not */
-				if (type == OBJECT_COLUMN)
+				/* RENAME COLUMN (ATTRIBUTE) says on what; RENAME CONSTRAINT does not */
+				if (type == OBJECT_COLUMN || type == OBJECT_ATTRIBUTE)
 					type = stmt->relationType;
 				else if (type == OBJECT_TABCONSTRAINT)
 					type = OBJECT_TABLE;
 				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
-					type == OBJECT_FOREIGN_TABLE)
+					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE ||
+					(type == OBJECT_TYPE && stmt->relation != NULL))
 					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
 				/* ALTER INDEX RENAME locks the index so (RenameRelation) */
 				else if (stmt->renameType == OBJECT_INDEX)
@@ -1227,7 +1752,8 @@ DdlnImageCommandStart(Node *parsetree)
 
 				if (stmt->objectType == OBJECT_TABLE || stmt->objectType == OBJECT_VIEW ||
 					stmt->objectType == OBJECT_MATVIEW ||
-					stmt->objectType == OBJECT_FOREIGN_TABLE)
+					stmt->objectType == OBJECT_FOREIGN_TABLE ||
+					stmt->objectType == OBJECT_SEQUENCE)
 					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
 				break;
 			}
@@ -1262,26 +1788,65 @@ DdlnImageCommandStart(Node *parsetree)
  * ddl_command_start read one, "after" then, or for a relation the command
  * created.  A command that reports the same relation in several rows (ALTER
  * TABLE with some subcommands, CREATE OR REPLACE VIEW) has them in its
- * first row only: a consumer applies each change once.
+ * first row only: a consumer applies each change once.  A sequence's rows
+ * have "after" each: a CREATE TABLE reports its serial column's sequence
+ * twice (CREATE, then the ALTER SEQUENCE ... OWNED BY PostgreSQL adds), and
+ * an ALTER TABLE of an identity column reports its sequence without naming
+ * it (no "before" then); "before" and "changes" go with the first row.
  */
 Jsonb *
 DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 {
-	Oid			relid = DdlnImageRelationOf(classid, objid);
+	Oid			relid;
 	DdlnImage  *before = NULL;
 	ListCell   *lc;
 	MemoryContext old;
+	bool		sequence;
 
-	if (!OidIsValid(relid) || list_member_oid(given, relid))
+	/* a domain's constraint (RENAME CONSTRAINT): its domain's image */
+	if (classid == ConstraintRelationId)
+	{
+		HeapTuple	tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(objid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			Oid			typid = ((Form_pg_constraint) GETSTRUCT(tup))->contypid;
+
+			ReleaseSysCache(tup);
+			if (OidIsValid(typid))
+			{
+				classid = TypeRelationId;
+				objid = typid;
+			}
+		}
+	}
+	if (classid == TypeRelationId)
+	{
+		char		typtype = get_typtype(objid);
+
+		if (typtype == TYPTYPE_DOMAIN || typtype == TYPTYPE_ENUM)
+			return DdlnTypeImageDetails(objid, typtype);
+	}
+	relid = DdlnImageRelationOf(classid, objid);
+	if (!OidIsValid(relid))
 		return NULL;
+	sequence = (get_rel_relkind(relid) == RELKIND_SEQUENCE);
+	if (list_member_oid(given, relid))
+	{
+		if (!sequence)
+			return NULL;
+		return DdlnImageDetails(NULL, DdlnImageRead(relid, NULL, false));
+	}
 	foreach(lc, pending)
 	{
 		if (((DdlnImage *) lfirst(lc))->relid == relid)
 			before = (DdlnImage *) lfirst(lc);
 	}
-	if (before == NULL &&
+	if (before == NULL && !(sequence && relid == objid) &&
 		!(classid == RelationRelationId && relid == objid && objsubid == 0 &&
-		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)))
+		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)) &&
+		!(classid == TypeRelationId && strcmp(tag, "CREATE TYPE") == 0 &&
+		  get_rel_relkind(relid) == RELKIND_COMPOSITE_TYPE))
 		return NULL;
 	/* (capture left out the rows of the extension's own and temporary objects) */
 

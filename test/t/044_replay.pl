@@ -5,7 +5,8 @@
 # relation images of G2's details).
 #
 # For each seed, a seeded random DDL run (test/t/ReplayGen.pm: a few
-# hundred steps of CREATE/ALTER/RENAME/DROP of tables, their columns,
+# hundred steps of CREATE/ALTER/RENAME/DROP of tables, their columns
+# (identity columns with their sequence's options, serial columns),
 # constraints, indexes and replica identity, CASCADE drops, schemas, some
 # in transactions rolled back in part or whole) runs in database src_SEED,
 # which has ddl_notify with wal_messages on and message version 2 (the
@@ -192,7 +193,7 @@ for my $kind ('create table', 'drop table', 'drop table constraint',
 	'rename index', 'set replica identity', 'rename', 'set schema',
 	'create view', 'create materialized view', 'create partitioned table', 'create partition',
 	'create foreign table', 'set definition', 'drop view', 'drop materialized view',
-	'drop foreign table')
+	'drop foreign table', 'sequence')
 {
 	ok(($applied{$kind} // 0) > 0, "the replay applied \"$kind\" (" . ($applied{$kind} // 0) . ')')
 	  if @seeds >= 3 && $statements >= 300;

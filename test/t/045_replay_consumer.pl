@@ -18,7 +18,11 @@
 #   then the documented resolution: the function made by hand, the consumer
 #   run again with --skip-event ID applies the rest of the transaction,
 #   records the skip in ddl_replay.skipped and goes on to the end;
-# - a statement the copy refuses (a serial column's sequence is missing).
+# - a statement the copy refuses (a table made there by hand); repaired, the
+#   same statement (a serial column: its sequence, the table, OWNED BY)
+#   applies;
+# - an identity column whose sequence has a name of the source's choosing
+#   (SEQUENCE NAME): the copy's sequence takes it, and its options.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
 # difference: the hand-changed copy passes silently), replay_commit_each.patch
@@ -184,14 +188,34 @@ is( $node->safe_psql('dst', q{SELECT event_id, command_tag, object_identity FROM
 isnt(progress(), $lsn, 'CREATE FUNCTION: the progress moved on');
 $lsn = progress();
 
-# 5. a statement the copy refuses
+# 5. a statement the copy refuses (a table made there by hand), then the
+# same statement applied once the copy is repaired: a serial column, whose
+# sequence comes before its table, with its OWNED BY after it
+$node->safe_psql('dst', 'CREATE TABLE s (by_hand int)');
 $node->safe_psql('src', 'CREATE TABLE s (id serial PRIMARY KEY)');
 $id = event_id(q{object_identity = 'public.s' AND command_tag = 'CREATE TABLE'});
 ($rc, $err) = consume();
-stopped_at('refused', $rc, $err, $id, 'CREATE TABLE', 'public.s', 'the copy refused a statement: ERROR:  relation "public.s_id_seq" does not exist');
+stopped_at('refused', $rc, $err, $id, 'CREATE TABLE', 'public.s', 'the copy refused a statement: ERROR:  relation "s" already exists');
 like($err, qr/^  statement applied: CREATE TABLE "public"\."s" /m, 'refused: the statement is shown');
-is(on_copy('public.s'), 'f', 'refused: nothing applied');
+is(on_copy('public.s_id_seq'), 'f', 'refused: nothing applied (the sequence made before the table is rolled back)');
 is(progress(), $lsn, 'refused: the progress did not move');
+$node->safe_psql('dst', 'DROP TABLE s');
+($rc, $err) = consume();
+is($rc, 0, 'serial: once repaired, the sequence, the table and OWNED BY apply and verify');
+is( $node->safe_psql(
+		'dst', q{SELECT pg_get_serial_sequence('public.s', 'id'), pg_get_expr(adbin, adrelid)
+			FROM pg_attrdef WHERE adrelid = 'public.s'::regclass}),
+	q{public.s_id_seq|nextval('s_id_seq'::regclass)}, 'serial: the copy has the sequence, owned by the column it feeds');
+
+# 6. an identity column whose sequence the source named itself: the copy's,
+# named by PostgreSQL, takes that name and the sequence's options
+$node->safe_psql('src',
+	'CREATE TABLE idn (id int GENERATED ALWAYS AS IDENTITY (SEQUENCE NAME idn_numbers START WITH 100 INCREMENT BY 10))');
+($rc, $err) = consume();
+is($rc, 0, 'identity with SEQUENCE NAME: applied and verified') or diag $err;
+is( $node->safe_psql('dst', q{SELECT pg_get_serial_sequence('public.idn', 'id'), seqstart, seqincrement
+			FROM pg_sequence WHERE seqrelid = 'public.idn_numbers'::regclass}),
+	'public.idn_numbers|100|10', 'identity with SEQUENCE NAME: the copy\'s sequence has the source\'s name and options');
 
 $node->stop;
 done_testing();

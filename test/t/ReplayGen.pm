@@ -174,6 +174,14 @@ sub column_def
 	if ($int && $r < 12)
 	{
 		$def .= ' GENERATED ' . $self->pick('ALWAYS', 'BY DEFAULT') . ' AS IDENTITY';
+		# its sequence's options, from the same draw (no other draw)
+		$def .= ' (START WITH ' . (7 * $r) . ' INCREMENT BY ' . (1 + $r % 4) . ')' if $r < 5;
+		return ($name, $def, $type);
+	}
+	if ($int && $r < 17)
+	{
+		# a serial column: its sequence comes before its table in the stream
+		$def = qi($name) . ($type eq 'bigint' ? ' bigserial' : $type eq 'smallint' ? ' smallserial' : ' serial');
 		return ($name, $def, $type);
 	}
 	if ($int && $r < 30)
@@ -302,12 +310,15 @@ sub alter_column
 	return undef unless @cols;
 	# identity and generated columns are few: their own changes now and then
 	my @special = grep { $_->{id} || $_->{g} } @cols;
-	if (@special && $self->chance(25))
+	if (@special && $self->chance(35))
 	{
 		my $c = $self->pick(@special);
 		my $cn = qi($c->{n});
 		return "ALTER $k $t ALTER COLUMN $cn DROP EXPRESSION" if $c->{g};
-		return "ALTER $k $t ALTER COLUMN $cn DROP IDENTITY" if $self->chance(40);
+		my $r = $self->rand_int(100);
+		return "ALTER $k $t ALTER COLUMN $cn DROP IDENTITY" if $r < 35;
+		# its sequence's options (the sequence's own event, "after" only)
+		return "ALTER $k $t ALTER COLUMN $cn SET INCREMENT BY " . (2 + $r % 5) . ', SET START WITH ' . $r if $r < 55;
 		return "ALTER $k $t ALTER COLUMN $cn SET GENERATED " . ($c->{id} eq 'a' ? 'BY DEFAULT' : 'ALWAYS');
 	}
 	my $c = $self->pick(@cols);
