@@ -31,6 +31,9 @@
 # subscribe() finish.
 #
 # Mutations this test catches (test/mutations/, test/tools/mutate.sh):
+# - progress_before_commit.patch: a batch adds its counts to shared memory
+#   before its COMMIT is known to have succeeded: subscriber_status says
+#   "delivered" for the events whose COMMIT failed.
 # - floor_before_commit.patch: the engine moves its in-memory "where the
 #   subscriber stopped" past the batch before DdlnTryCommit() and keeps it
 #   when the COMMIT fails (TiDB's notifier bug): the later transaction's
@@ -159,6 +162,13 @@ SELECT pending, attempts, failing_event, last_error_sqlstate,
 	   last_error LIKE '%PL/pgSQL%', next_retry_at IS NOT NULL
 FROM ddl_notify.subscriber_status WHERE name = 'mirror'};
 
+# The counters say what committed, nothing else: read right after each
+# failed COMMIT, they are what they were before the first attempt.
+my $counters_sql = q{
+SELECT delivered, coalesce(last_event_id::text, 'none'), last_delivered_at IS NULL
+FROM ddl_notify.subscriber_status WHERE name = 'mirror'};
+my $counters_before = $node->safe_psql('postgres', $counters_sql);
+
 for my $attempt (1 .. 2)
 {
 	my ($rc, $out, $err) = deliver('200ms');
@@ -168,6 +178,8 @@ for my $attempt (1 .. 2)
 	is($node->safe_psql('postgres', $status_sql),
 		"4|$attempt|$first_id|55P03|t|f|t",
 		"attempt $attempt: all four pending; the commit failure (55P03, no handler context) recorded on T1's first event, attempts $attempt, a retry time");
+	is($node->safe_psql('postgres', $counters_sql), $counters_before,
+		"attempt $attempt: G3: delivered, last_event_id and last_delivered_at did not move (the COMMIT failed)");
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM public.log'),
 		'0', "attempt $attempt: nothing was delivered, the COMMENT of T2 neither (G5)");
 	is( $node->safe_psql('postgres',
