@@ -271,6 +271,7 @@ typedef struct DdlnRoundResult
 } DdlnRoundResult;
 
 extern void DdlnDeliverRound(DdlnRoundResult *result, bool sweep);
+extern void DdlnFlushProgress(void);
 extern bool (*ddln_round_yield_hook) (void);
 extern void DdlnStartTransaction(void);
 extern void DdlnMarkHandled(const char *subname, int32 slot,

@@ -1071,6 +1071,102 @@ DdlnRecordSuccess(DdlnSubscriber *sub, DdlnBatch *batch)
 	}
 }
 
+/* DdlnFlushProgress: lock a subscriber's row if nobody holds it, and move. */
+static DdlnQuery q_flush_lock = {
+	"SELECT 1 FROM ddl_notify.subscriber "
+	"WHERE id = $1 AND created_at = $2 FOR UPDATE SKIP LOCKED",
+	2, {INT4OID, TIMESTAMPTZOID}
+};
+static DdlnQuery q_flush_progress = {
+	"UPDATE ddl_notify.subscriber SET "
+	"  delivered = delivered OPERATOR(pg_catalog.+) $2, "
+	"  filtered = filtered OPERATOR(pg_catalog.+) $3, "
+	"  loop_suppressed = loop_suppressed OPERATOR(pg_catalog.+) $4, "
+	"  last_event_id = COALESCE($5, last_event_id), "
+	"  last_delivered_at = COALESCE($6, last_delivered_at) "
+	"WHERE id = $1",
+	6, {INT4OID, INT8OID, INT8OID, INT8OID, INT8OID, TIMESTAMPTZOID}
+};
+
+/* One transaction: move what it can; "did" says which (after its COMMIT). */
+static void
+DdlnFlushProgressTx(int n, const int32 *ids, const TimestampTz *created,
+					DdlnProgress *moved, bool *did)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	for (int i = 0; i < n; i++)
+	{
+		Datum		v[6];
+		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+
+		v[0] = Int32GetDatum(ids[i]);
+		v[1] = TimestampTzGetDatum(created[i]);
+		DdlnRun(&q_flush_lock, v, NULL, false, 0);
+		if (SPI_processed == 0)
+			continue;			/* a deliverer holds it: it moves them */
+		/* only the holder of the row's lock adds or moves: these are final */
+		(void) DdlnProgressPending(ids[i], created[i], &moved[i]);
+		v[1] = Int64GetDatum(moved[i].delivered);
+		v[2] = Int64GetDatum(moved[i].filtered);
+		v[3] = Int64GetDatum(moved[i].loop_suppressed);
+		v[4] = Int64GetDatum(moved[i].last_event_id);
+		v[5] = TimestampTzGetDatum(moved[i].last_delivered_at);
+		if (moved[i].last_event_id == 0)
+			nulls[4] = nulls[5] = 'n';
+		DdlnRun(&q_flush_progress, v, nulls, false, 0);
+		did[i] = true;
+	}
+	SPI_finish();
+	CommitTransactionCommand();
+}
+
+/*
+ * A pool worker giving its slot back (worker.c), outside a transaction:
+ * move the counts shared memory holds for this database's subscribers into
+ * their rows (progress.c's rules), so that a restart after the pool went
+ * idle finds them there.  A failure is logged and changes nothing: the
+ * counts stay in shared memory for the next deliverer.
+ */
+void
+DdlnFlushProgress(void)
+{
+	int32	   *ids;
+	TimestampTz *created;
+	DdlnProgress *moved;
+	bool	   *did;
+	int			n = DdlnProgressHeld(&ids, &created);
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (n == 0)
+		return;
+	moved = palloc0(sizeof(DdlnProgress) * n);
+	did = palloc0(sizeof(bool) * n);
+	PG_TRY();
+	{
+		DdlnFlushProgressTx(n, ids, created, moved, did);
+	}
+	PG_CATCH();
+	{
+		/* untested: the subscriber table altered by hand, say; nothing moved */
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		return;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	for (int i = 0; i < n; i++)
+	{
+		if (did[i])
+			DdlnProgressMoved(ids[i], created[i], &moved[i]);
+	}
+}
+
 /* After a batch's COMMIT: its counters, and those moved into the row. */
 static void
 DdlnProgressCommitted(int32 id, const DdlnBatch *batch)

@@ -124,6 +124,7 @@ extern bool DdlnProgressPending(int32 id, TimestampTz created, DdlnProgress *out
 extern void DdlnProgressAdd(int32 id, TimestampTz created, const DdlnProgress *batch);
 extern void DdlnProgressMoved(int32 id, TimestampTz created, const DdlnProgress *moved);
 extern void DdlnProgressForget(const int32 *ids, int n);
+extern int	DdlnProgressHeld(int32 **ids, TimestampTz **created);
 
 /* fetch.c */
 extern void DdlnReadFilter(HeapTuple tup, TupleDesc desc, int col, DdlnFilter *f);

@@ -28,8 +28,13 @@
  * - subscriber_status adds the row's counts and these
  *	 (ddl_notify.subscriber_progress()).  A reader that runs while a move
  *	 commits may see that move's counts twice or not at all, once.
- * - A crash loses what was not moved yet (at most DDLN_PROGRESS_FLUSH_MS
- *	 worth), as PostgreSQL's own statistics are lost.
+ * - A worker giving its slot back moves its database's counts first, in a
+ *	 transaction of its own, for each subscriber whose row it can lock at
+ *	 once (DdlnFlushProgress, deliver.c).  So a restart after the pool went
+ *	 idle loses nothing.
+ * - A crash or a shutdown loses what was not moved yet (at most
+ *	 DDLN_PROGRESS_FLUSH_MS worth, and only while a worker still serves the
+ *	 database), as PostgreSQL's own statistics are lost.
  * - Without shared memory (ddl_notify not in shared_preload_libraries),
  *	 with the table full, or on a subscriber table of 0.1.0, the caller
  *	 updates the row per batch as before (DdlnProgressReserve says false).
@@ -264,6 +269,44 @@ DdlnProgressMoved(int32 id, TimestampTz created, const DdlnProgress *moved)
 		e->moved_at = GetCurrentTimestamp();
 	}
 	LWLockRelease(progress_lock);
+}
+
+/*
+ * The subscribers of this database whose counts shared memory holds (ids
+ * and created_at, palloc'd; their number returned), for DdlnFlushProgress.
+ */
+int
+DdlnProgressHeld(int32 **ids, TimestampTz **created)
+{
+	HASH_SEQ_STATUS seq;
+	DdlnProgressEntry *e;
+	int			n = 0;
+	long		cap;
+
+	*ids = NULL;
+	*created = NULL;
+	if (progress_hash == NULL)
+		return 0;
+	LWLockAcquire(progress_lock, LW_SHARED);
+	cap = hash_get_num_entries(progress_hash);
+	if (cap > 0)
+	{
+		*ids = palloc(sizeof(int32) * cap);
+		*created = palloc(sizeof(TimestampTz) * cap);
+		hash_seq_init(&seq, progress_hash);
+		while ((e = hash_seq_search(&seq)) != NULL)
+		{
+			if (e->key.dboid != MyDatabaseId ||
+				(e->counts.delivered == 0 && e->counts.filtered == 0 &&
+				 e->counts.loop_suppressed == 0 && e->counts.last_event_id == 0))
+				continue;
+			(*ids)[n] = e->key.id;
+			(*created)[n] = e->created;
+			n++;
+		}
+	}
+	LWLockRelease(progress_lock);
+	return n;
 }
 
 /*

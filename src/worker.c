@@ -956,7 +956,8 @@ DdlnExtensionPresent(bool first)
 }
 
 /*
- * Leave the pool: mark the slot EXITING (no committer counts on it from now
+ * Leave the pool: move the subscribers' counts into their rows
+ * (deliver.c), then mark the slot EXITING (no committer counts on it from now
  * on) unless a commit came since the last round began; with "requeue" queue
  * the database again (a worker giving its slot up with work left), else
  * leave a retry time if there is one.  Returns false, without exiting, when
@@ -967,6 +968,8 @@ DdlnWorkerLeave(bool requeue, TimestampTz retry_at, const char *why)
 {
 	Oid			dboid;
 
+	/* the counts it holds reach the rows before the slot is given back */
+	DdlnFlushProgress();
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 	if (my_slot->wake && !my_slot->stop)
 	{
