@@ -20,7 +20,9 @@
  *	 (DdlnDeliverRound), then sleep until woken.  It exits when it has had
  *	 nothing to do (no event handled, no failure recorded) for
  *	 ddl_notify.worker_idle_timeout, or at once when it is idle and another
- *	 database waits for a slot.  A failing subscriber's retry due within
+ *	 database waits for a slot; before it gives its slot back it writes
+ *	 the subscribers' counts it holds into their rows (DdlnFlushProgress,
+ *	 deliver.c).  A failing subscriber's retry due within
  *	 the idle timeout keeps it; a later one is left in shared memory as the
  *	 database's retry time, at which the launcher starts a worker again.
  *	 So is "come back after ddl_notify.poll_interval" when a subscriber was
