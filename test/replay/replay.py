@@ -221,7 +221,15 @@ class Harness:
         return src, dst, slot
 
     def drop_pair(self, c, src, dst, slot):
-        c.query('postgres', "SELECT pg_drop_replication_slot('%s')" % slot)
+        # the walsender of the stream that read it may not have ended yet:
+        # wait (up to a minute) until the slot is released, then drop it
+        c.query('postgres',
+                "DO $$ BEGIN "
+                "FOR i IN 1..6000 LOOP "
+                "EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_replication_slots "
+                "WHERE slot_name = '%s' AND active); "
+                "PERFORM pg_catalog.pg_sleep(0.01); END LOOP; "
+                "PERFORM pg_catalog.pg_drop_replication_slot('%s'); END $$" % (slot, slot))
         for db in (src, dst):
             c.query('postgres', 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % db)
 
