@@ -19,10 +19,11 @@
  *	 to apply_ddl(), when none of its publications is the subscription's,
  *	 when it first ran in this very cluster (it came back), or when
  *	 ddl_notify.ddl_applied already has its origin and event id (another
- *	 subscription brought it, or skip_ddl() did).  Otherwise the statement
- *	 runs and its ddl_applied row is written in the same transaction as the
- *	 apply worker's progress: a crash before that commit applies it again
- *	 from the start, after it never.
+ *	 subscription brought it, or skip_ddl() did).  Otherwise its ddl_applied
+ *	 row is claimed first (INSERT ... ON CONFLICT DO NOTHING, which waits
+ *	 for a concurrent claim to end), then the statement runs, in the same
+ *	 transaction as the apply worker's progress: a crash before that commit
+ *	 applies it again from the start, after it never.
  * - As whom: the statement runs as the role of the publisher's row
  *	 (role_name, by name), in a security-restricted operation, and only if
  *	 the role that called apply_ddl() has that role's privileges; a role
@@ -317,7 +318,12 @@ DdlnApplyForThisSubscription(const DdlnOutboxRow *row)
 
 /*
  * The role that called apply_ddl() for this subscription, or InvalidOid
- * when it was not handed over; and is this origin and event applied yet?
+ * when it was not handed over.  If it was: claim the row's origin and
+ * event id in ddl_applied; *done when another transaction has it (another
+ * subscription applied it, or skip_ddl() skipped it).  ON CONFLICT DO
+ * NOTHING waits for a claim still in progress: two subscriptions bringing
+ * the same statement at once apply it once, the second after the first
+ * committed, never both.
  */
 static Oid
 DdlnApplyApplier(const DdlnOutboxRow *row, bool *done)
@@ -332,9 +338,9 @@ DdlnApplyApplier(const DdlnOutboxRow *row, bool *done)
 					 "WHERE subid OPERATOR(pg_catalog.=) $1", 1, types, values) == 0)
 		return InvalidOid;
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	*done = DdlnApplySql("SELECT FROM ddl_notify.ddl_applied "
-						 "WHERE origin OPERATOR(pg_catalog.=) $2 "
-						 "AND origin_id OPERATOR(pg_catalog.=) $3", 3, types, values) > 0;
+	*done = DdlnApplySql("INSERT INTO ddl_notify.ddl_applied (origin, origin_id, subid, skipped) "
+						 "VALUES ($2, $3, $1, false) ON CONFLICT DO NOTHING",
+						 3, types, values) == 0;
 	return isnull ? InvalidOid : DatumGetObjectId(d);
 }
 
@@ -670,8 +676,13 @@ DdlnApplyDone(Oid subid, int64 origin, int64 origin_id, TimestampTz published, b
 		ObjectIdGetDatum(subid), BoolGetDatum(skipped),
 	TimestampTzGetDatum(published)};
 
-	(void) DdlnApplySql("INSERT INTO ddl_notify.ddl_applied (origin, origin_id, subid, skipped) "
-						"VALUES ($1, $2, $3, $4)", 4, types, values);
+	/* an applied row was claimed before it ran (DdlnApplyApplier) */
+	if (skipped &&
+		DdlnApplySql("INSERT INTO ddl_notify.ddl_applied (origin, origin_id, subid, skipped) "
+					 "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", 4, types, values) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("event %lld is applied already", (long long) origin_id)));
 	(void) DdlnApplySql(skipped ?
 						"UPDATE ddl_notify.ddl_apply SET skipped = skipped OPERATOR(pg_catalog.+) 1 "
 						"WHERE subid OPERATOR(pg_catalog.=) $3" :
