@@ -714,8 +714,14 @@ DdlnApplyRow(DdlnOutboxRow *row)
 	if (row->origin == (int64) GetSystemIdentifier() || !DdlnApplyForThisSubscription(row))
 		return;
 	applier = DdlnApplyApplier(row, &done);
-	if (!OidIsValid(applier) || done)
+	if (!OidIsValid(applier))
 		return;
+	if (done)
+	{
+		/* applied by another path: nothing stops this subscription here */
+		DdlnApplyKeepError(MySubscription->oid, 0, 0, NULL);
+		return;
+	}
 
 	errcb.callback = DdlnApplyErrorContext;
 	errcb.arg = row;
