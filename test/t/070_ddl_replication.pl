@@ -42,6 +42,12 @@
 #     Catches: no dedupe by origin (the second subscription's ADD COLUMN
 #     fails "already exists"), a statement applied from another cluster
 #     recorded with this cluster's origin (it comes back and loops).
+# G16 a subscriber of the subscriber (its publication of the schema s3,
+#     marked too) applies the first cluster's DDL once, with the new table's
+#     rows, when the transaction is streamed (parallel apply from 16 on).
+#     Catches: applied DDL not captured on the middle cluster (nothing
+#     reaches the third), a parallel apply worker not treated as a logical
+#     worker.
 # Bad input: unknown publication / subscription (42704), a publication
 #     that does not publish inserts (55000).
 
@@ -284,6 +290,48 @@ is($sub->safe_psql('postgres', "SELECT string_agg(table_name, ',' ORDER BY table
 is($pub->safe_psql('postgres', "SELECT state || ' ' || applied FROM ddl_notify.ddl_apply_status"),
 	'applying 1', 'the publisher applied only the subscriber\'s own DDL: its own came back and was ignored');
 
+# a subscriber of the subscriber: the publisher's DDL goes on to a third
+# cluster, applied once there, with large transactions streamed (applied by
+# a parallel apply worker from PostgreSQL 16 on)
+my $third = DdlNotifyTest::new_node('third', conf => $conf);
+$third->safe_psql('postgres', $base);
+my $streaming = $third->pg_version >= 16 ? 'parallel' : 'on';
+$sub->safe_psql('postgres', q{
+CREATE PUBLICATION onward FOR TABLES IN SCHEMA s3;
+SELECT ddl_notify.publish_ddl('onward');
+});
+$third->safe_psql('postgres', q{
+CREATE TABLE s3.q (id int PRIMARY KEY, w int);
+});
+$third->safe_psql('postgres', qq{
+CREATE SUBSCRIPTION third CONNECTION '$subconn' PUBLICATION onward
+	WITH (enabled = false, streaming = $streaming);
+SELECT ddl_notify.apply_ddl('third');
+ALTER SUBSCRIPTION third ENABLE;
+});
+$third->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate NOT IN ('r', 's')")
+  or die 'initial synchronization of the third cluster did not finish';
+$sub->safe_psql('postgres', "ALTER SYSTEM SET logical_decoding_work_mem = '64kB'; SELECT pg_reload_conf()");
+$pub->safe_psql('postgres', "ALTER SYSTEM SET logical_decoding_work_mem = '64kB'; SELECT pg_reload_conf()");
+$pub->safe_psql('postgres', q{
+BEGIN;
+ALTER TABLE s3.q ADD COLUMN big text;
+INSERT INTO s3.q SELECT g, g, repeat('x', 200) FROM generate_series(1, 3000) g;
+CREATE TABLE s3.r (id int PRIMARY KEY);
+INSERT INTO s3.r SELECT g FROM generate_series(1, 10) g;
+COMMIT;
+});
+caught_up('sub', 'sub2');
+$sub->wait_for_catchup('third');
+is($third->safe_psql('postgres', 'SELECT count(big) || \' \' || (SELECT count(*) FROM s3.r) FROM s3.q'),
+	'3000 10', 'a subscriber of the subscriber: the column, the new table and every row, streamed');
+is($third->safe_psql('postgres', "SELECT state || ' ' || applied FROM ddl_notify.ddl_apply_status"),
+	'applying 2', 'applied once each on the third cluster');
+is($third->safe_psql('postgres', "SELECT count(*) FROM ddl_notify.ddl_applied WHERE origin = (SELECT system_identifier FROM pg_control_system())"),
+	'0', 'and recorded with the first cluster\'s origin, not the middle one\'s');
+
+$third->stop;
 $sub->stop;
 $pub->stop;
 done_testing();
