@@ -32,7 +32,15 @@
 #     Catches: the check left out (replay_no_check mutation: the divergence
 #     goes on silently), an error not kept for the status view.
 # G16 / G10 a role missing here stops applying; skip_ddl() of the stopped
-#     event lets applying go on, and refuses another event id.
+#     event lets applying go on, and refuses another event id.  A statement
+#     holding a password (CREATE USER MAPPING) is not replicated: applying
+#     stops at it, nothing is made with another password.  An INSERT into
+#     the outbox by hand is refused (42501); only owners may hand a
+#     publication or subscription over (42501).
+#     Catches: the redacted text replicated (a mapping with '********'), a
+#     secret's text in the outbox.
+# stop_applying_ddl() and unpublish_ddl(): true once, then false; a stopped
+#     subscription applies nothing more; the outbox leaves the publication.
 # G16 exactly once: a crash (immediate stop) of the subscriber during a
 #     stream of DDL loses and repeats nothing (one ddl_applied row per
 #     outbox row); two subscriptions that both carry a DDL apply it once;
@@ -242,6 +250,49 @@ is($sub->safe_psql('postgres', "SELECT state || ' ' || skipped FROM ddl_notify.d
 is($sub->safe_psql('postgres', "SELECT count(*) FROM information_schema.columns WHERE table_name = 't' AND column_name = 'e'"),
 	'1', 'the next statement is applied');
 
+# a statement holding a secret is not replicated: applying stops at it
+$pub->safe_psql('postgres', q{
+CREATE EXTENSION IF NOT EXISTS postgres_fdw;
+CREATE SERVER fs FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host 'nowhere');
+CREATE USER MAPPING FOR postgres SERVER fs OPTIONS (user 'u', password 'SECRET_PW');
+});
+$sub->poll_query_until('postgres',
+	"SELECT state = 'stopped' FROM ddl_notify.ddl_apply_status WHERE subscription = 'sub'")
+  or die 'applying did not stop at a secret';
+like($sub->safe_psql('postgres', 'SELECT last_error FROM ddl_notify.ddl_apply_status'),
+	qr/held a secret and was not replicated/, 'a statement with a password stops applying');
+is($sub->safe_psql('postgres', q{SELECT count(*) FROM pg_user_mappings WHERE srvname = 'fs'}), '0',
+	'and the mapping is not made with some other password');
+$failed = $sub->safe_psql('postgres', 'SELECT failed_event FROM ddl_notify.ddl_apply_status');
+$sub->safe_psql('postgres', qq{
+CREATE USER MAPPING FOR postgres SERVER fs OPTIONS (user 'u', password 'typed_by_hand');
+SELECT ddl_notify.skip_ddl('sub', $failed);
+});
+
+# only a logical replication worker's insert into the outbox is applied
+($rc, $out, $err) = $sub->psql('postgres',
+	q{INSERT INTO ddl_notify.ddl_outbox VALUES (1, 1, 1, '{pub}', 'postgres', 'public', 'DROP TABLE', 'DROP TABLE public.t', '[]', now(), 'statement')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42501.*written by ddl_notify only/s, 'an INSERT into the outbox by hand is refused');
+
+# only owners hand over
+$pub->safe_psql('postgres', q{
+CREATE ROLE mallory LOGIN;
+GRANT USAGE ON SCHEMA ddl_notify TO mallory;
+GRANT EXECUTE ON FUNCTION ddl_notify.publish_ddl(name), ddl_notify.unpublish_ddl(name) TO mallory;
+});
+($rc, $out, $err) = $pub->psql('postgres', "SET ROLE mallory; SELECT ddl_notify.unpublish_ddl('pub')",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42501.*must be owner of publication pub/s, 'unpublish_ddl by a role that does not own the publication is 42501');
+$sub->safe_psql('postgres', q{
+CREATE ROLE mallory LOGIN;
+GRANT USAGE ON SCHEMA ddl_notify TO mallory;
+GRANT EXECUTE ON FUNCTION ddl_notify.apply_ddl(name), ddl_notify.skip_ddl(name, bigint) TO mallory;
+});
+($rc, $out, $err) = $sub->psql('postgres', "SET ROLE mallory; SELECT ddl_notify.apply_ddl('sub')",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42501.*must be owner of subscription sub/s, 'apply_ddl by a role that does not own the subscription is 42501');
+
 # a crash of the subscriber in the middle of a stream of DDL
 $sub->stop('immediate');
 $pub->safe_psql('postgres', join("\n", map { "ALTER TABLE public.t ADD COLUMN k$_ int; INSERT INTO public.t (id, a) VALUES (100 + $_, 'k');" } 1 .. 8));
@@ -330,6 +381,22 @@ is($third->safe_psql('postgres', "SELECT state || ' ' || applied FROM ddl_notify
 	'applying 2', 'applied once each on the third cluster');
 is($third->safe_psql('postgres', "SELECT count(*) FROM ddl_notify.ddl_applied WHERE origin = (SELECT system_identifier FROM pg_control_system())"),
 	'0', 'and recorded with the first cluster\'s origin, not the middle one\'s');
+
+# handing back
+is($third->safe_psql('postgres', "SELECT ddl_notify.stop_applying_ddl('third')"), 't',
+	'stop_applying_ddl: true when it applied');
+is($third->safe_psql('postgres', "SELECT ddl_notify.stop_applying_ddl('third')"), 'f',
+	'stop_applying_ddl: false the second time');
+$pub->safe_psql('postgres', 'ALTER TABLE s3.r ADD COLUMN after_stop int');
+caught_up('sub', 'sub2');
+$sub->wait_for_catchup('third');
+is($third->safe_psql('postgres', "SELECT count(*) FROM information_schema.columns WHERE table_name = 'r' AND column_name = 'after_stop'"),
+	'0', 'a stopped subscription applies no more DDL');
+is($pub->safe_psql('postgres', "SELECT ddl_notify.unpublish_ddl('pub2')"), 't', 'unpublish_ddl: true when it was marked');
+is($pub->safe_psql('postgres', q{
+SELECT count(*) FROM pg_publication_tables WHERE pubname = 'pub2' AND tablename = 'ddl_outbox'}),
+	'0', 'unpublish_ddl takes the outbox out of a schema publication');
+is($pub->safe_psql('postgres', "SELECT ddl_notify.unpublish_ddl('pub2')"), 'f', 'unpublish_ddl: false the second time');
 
 $third->stop;
 $sub->stop;
