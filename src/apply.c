@@ -268,6 +268,7 @@ DdlnApplySql(const char *sql, int nargs, Oid *types, Datum *values)
 	}
 	PG_END_TRY();
 	DdlnEndSafe(&safe);
+	/* not reached: negative only for bad arguments; a statement's failure is an ERROR */
 	if (rc < 0)
 		elog(ERROR, "ddl_notify: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
 	return SPI_processed;
@@ -489,6 +490,12 @@ DdlnApplyRun(const DdlnOutboxRow *row, Oid applier)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role \"%s\", which ran event %lld on the publisher, does not exist here",
 						row->role_name, (long long) row->origin_id)));
+	/*
+	 * Untested: the role that called apply_ddl() owns the subscription, and
+	 * only PostgreSQL 16 and later let a role that is not a superuser own
+	 * one (with a password to the publisher, which the tests' clusters do
+	 * not use).
+	 */
 	if (!has_privs_of_role(applier, role))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -516,6 +523,7 @@ DdlnApplyRun(const DdlnOutboxRow *row, Oid applier)
 	ddln_apply_origin.set = false;
 	AtEOXact_GUC(true, nestlevel);
 	SetUserIdAndSecContext(save_user, save_sec);
+	/* not reached: negative only for bad arguments; a statement's failure is an ERROR */
 	if (rc < 0)
 		elog(ERROR, "ddl_notify: the statement of event %lld failed: %s",
 			 (long long) row->origin_id, SPI_result_code_string(rc));
@@ -638,6 +646,11 @@ DdlnApplyCheck(const DdlnOutboxRow *row)
 
 		if (o->relname == NULL)
 			continue;
+		/*
+		 * The next two errors are a statement that succeeded and still left
+		 * a dropped relation in place, or made none of the name its image
+		 * has: defensive, no statement PostgreSQL runs does so (untested).
+		 */
 		if (strcmp(o->event, "sql_drop") == 0)
 		{
 			if (o->type && (strcmp(o->type, "table") == 0 || strcmp(o->type, "view") == 0 ||
@@ -759,6 +772,7 @@ ddl_notify_apply_outbox(PG_FUNCTION_ARGS)
 	TriggerData *td = (TriggerData *) fcinfo->context;
 	DdlnOutboxRow row;
 
+	/* untested: only a superuser can attach the function to another trigger */
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
 		!TRIGGER_FIRED_BEFORE(td->tg_event))
 		ereport(ERROR,
@@ -780,6 +794,7 @@ ddl_notify_apply_outbox(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 
 	DdlnApplyReadRow(td->tg_trigtuple, RelationGetDescr(td->tg_relation), &row);
+	/* not reached: SPI_connect fails only with no transaction */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "ddl_notify: SPI_connect failed");
 	DdlnApplyRow(&row);

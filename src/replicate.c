@@ -75,6 +75,7 @@ DdlnReplSql(const char *sql, int nargs, Oid *types, Datum *values)
 	DdlnBeginSafe(&safe);
 	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
 	DdlnEndSafe(&safe);
+	/* not reached: negative only for bad arguments; a statement's failure is an ERROR */
 	if (rc < 0)
 		elog(ERROR, "ddl_notify: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
 	return SPI_processed;
@@ -122,6 +123,10 @@ DdlnReplOutbox(void)
 	const DdlnRelids *relids = DdlnGetRelids(false);
 	Oid			outbox = get_relname_relid("ddl_outbox", relids->nsp);
 
+	/*
+	 * Untested: only a table dropped by hand gets here (0.1.0's objects have
+	 * no function that calls this).
+	 */
 	if (!OidIsValid(outbox))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -245,6 +250,7 @@ ddl_notify_not_replicated(PG_FUNCTION_ARGS)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
 
+	/* untested: only a superuser can attach the function to another trigger */
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
 		!TRIGGER_FIRED_BEFORE(td->tg_event))
 		ereport(ERROR,
