@@ -108,7 +108,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18
+.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replication test-replication-versions
 deps:
 	@bash test/tools/deps.sh
 
@@ -165,3 +165,10 @@ test-pg-regress-18:
 
 test-replay-18:
 	@TARGET=test-replay bash test/tools/versions.sh 18
+
+test-replication: deps
+	@WERROR=1 bash test/tools/build.sh
+	@TEST_SUITES=tap TAP_DIR=test/replication bash test/tools/run-tests.sh
+
+test-replication-versions:
+	@TARGET=test-replication bash test/tools/versions.sh 17 18 19
