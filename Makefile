@@ -108,7 +108,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replication test-replication-versions
+.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replication test-replication-versions test-fault-soak
 deps:
 	@bash test/tools/deps.sh
 
@@ -172,3 +172,7 @@ test-replication: deps
 
 test-replication-versions:
 	@TARGET=test-replication bash test/tools/versions.sh 17 18 19
+
+test-fault-soak: deps
+	@WERROR=1 bash test/tools/build.sh
+	@SUITE_TIMEOUT=3600 TEST_SUITES=tap TAP_DIR=test/soak bash test/tools/run-tests.sh
