@@ -264,4 +264,14 @@ typedef struct JsonbParseState *DdlnJsonbState;
 	UpdateSubscriptionRelState(sub, rel, state, lsn)
 #endif
 
+/*
+ * A signal handler passing its signal on to another (worker.c's SIGTERM to
+ * die()): 19 added the sender's information to SIGNAL_ARGS.
+ */
+#if PG_VERSION_NUM >= 190000
+#define DDLN_SIGNAL_ARGS_PASSED		postgres_signal_arg, pg_siginfo
+#else
+#define DDLN_SIGNAL_ARGS_PASSED		postgres_signal_arg
+#endif
+
 #endif							/* DDLN_COMPAT_H */

@@ -973,7 +973,7 @@ static void
 DdlnWorkerSigterm(SIGNAL_ARGS)
 {
 	if (worker_in_round)
-		die(postgres_signal_arg);
+		die(DDLN_SIGNAL_ARGS_PASSED);
 	else
 	{
 		int			save_errno = errno;
@@ -1163,9 +1163,12 @@ DdlnRunRound(MemoryContext loopcxt, TimeoutId long_round_timeout, bool sweep,
 		enable_timeout_after(long_round_timeout, DdlnHelpAfterMs(my_slot));
 	SetCurrentStatementStartTimestamp();
 	worker_in_round = true;
-	/* a SIGTERM noted just before: it ends the worker now (die() from here on) */
+	/* a SIGTERM noted just before (die() from here on): nothing begun yet */
 	if (worker_shutdown)
-		die(SIGTERM);
+	{
+		worker_in_round = false;
+		DdlnWorkerShutdownIfAsked();
+	}
 	StartTransactionCommand();
 	/* the round's memory must outlive its transactions (deliver.c) */
 	MemoryContextSwitchTo(loopcxt);

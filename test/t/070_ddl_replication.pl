@@ -119,6 +119,18 @@ SELECT string_agg(pubname, ',' ORDER BY pubname) FROM pg_publication_tables
 WHERE schemaname = 'ddl_notify' AND tablename = 'ddl_outbox'}),
 	'pub,pub2', 'the outbox is in both publications (added to the schema list)');
 
+# a table list: the outbox joins it, and nothing else of the extension's does
+$pub->safe_psql('postgres', q{
+CREATE PUBLICATION tl FOR TABLE public.t;
+SELECT ddl_notify.publish_ddl('tl');
+});
+is($pub->safe_psql('postgres', q{
+SELECT string_agg(schemaname || '.' || tablename, ',' ORDER BY tablename) FROM pg_publication_tables
+WHERE pubname = 'tl'}),
+	'ddl_notify.ddl_outbox,public.t', 'a table list carries the outbox and no other table of the extension');
+is($pub->safe_psql('postgres', q{SELECT ddl_notify.publish_ddl('tl'); SELECT count(*) FROM ddl_notify.ddl_publication WHERE pubname = 'tl'}),
+	"\n1", 'publish_ddl twice is once');
+
 my $connstr = $pub->connstr . ' dbname=postgres';
 $sub->safe_psql('postgres', qq{
 CREATE SUBSCRIPTION sub CONNECTION '$connstr' PUBLICATION pub WITH (enabled = false);
