@@ -130,7 +130,7 @@ for my $c (1 .. 4)
 	print $fh "CALL ddl_notify.deliver();\n" if $c == 4;
 	close($fh);
 	my $loop = sprintf(q{while :; do "%s/psql" -X -q -d '%s' -f '%s' >/dev/null 2>&1 || sleep 0.2; done},
-		$bindir, $node->connstr('postgres'), $file);
+		$bindir, $node->connstr('postgres') . ' application_name=soakclient', $file);
 	push @clients, IPC::Run::start([ 'bash', '-c', $loop ]);
 }
 
@@ -177,7 +177,7 @@ while (time() - $start < $seconds)
 	elsif ($kind eq 'kill_client')
 	{
 		my @b = split /,/, $node->safe_psql('postgres',
-			"SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE application_name = 'psql' AND pid <> pg_backend_pid()");
+			"SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE application_name = 'soakclient'");
 		if (!@b) { $faults{skipped}++; next; }
 		# the client's server process: its transaction dies with it, prepared ones stay
 		kill 'KILL', $b[ int(rand(@b)) ];
@@ -193,7 +193,7 @@ while (time() - $start < $seconds)
 $_->kill_kill for @clients;
 # a psql its loop started may still finish its script
 $node->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'psql' AND pid <> pg_backend_pid()")
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'soakclient'")
   or die 'clients still running';
 note(join(', ', map { "$_ $faults{$_}" } sort keys %faults));
 note('ref_log rows: ' . $node->safe_psql('postgres', 'SELECT count(*) FROM public.ref_log'));
