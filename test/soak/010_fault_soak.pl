@@ -12,8 +12,9 @@
 # later by the driver, COMMIT or ROLLBACK PREPARED at random, and one
 # client racing the worker with CALL ddl_notify.deliver().  Every 30 s the
 # driver injects a fault, in turn: kill -9 of a delivery worker (the
-# postmaster restarts every process), kill -9 of a client, an immediate
-# stop and start of the server.  Two subscribers log (xid, command tag,
+# postmaster restarts every process), kill -9 of a client's psql in the
+# middle of its script (its server process aborts what was open), an
+# immediate stop and start of the server.  Two subscribers log (xid, command tag,
 # table) of every CREATE / ALTER / DROP TABLE event they handle.
 #
 # The oracle is independent of ddl_notify: plain PL/pgSQL event triggers
@@ -176,12 +177,11 @@ while (time() - $start < $seconds)
 	}
 	elsif ($kind eq 'kill_client')
 	{
-		my @b = split /,/, $node->safe_psql('postgres',
-			"SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE application_name = 'soakclient'");
-		if (!@b) { $faults{skipped}++; next; }
-		# the client's server process: its transaction dies with it, prepared ones stay
-		kill 'KILL', $b[ int(rand(@b)) ];
-		$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'the cluster did not come back';
+		# a client process itself, mid-transaction: its server process sees
+		# the connection end and aborts (a prepared transaction stays)
+		my @p = grep { /^\d+$/ } split /\n/, `pgrep -f '^[^ ]*psql .*client[0-9]\.sql'`;
+		if (!@p) { $faults{skipped}++; next; }
+		kill 'KILL', $p[ int(rand(@p)) ];
 	}
 	else
 	{
