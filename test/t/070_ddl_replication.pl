@@ -39,11 +39,14 @@
 #     publication or subscription over (42501).
 #     Catches: the redacted text replicated (a mapping with '********'), a
 #     secret's text in the outbox.
-# G16 the initial synchronization replays no history: a subscription made
-#     (enabled, copying) while the publisher's outbox still holds a row of
-#     earlier DDL, then handed over, applies only what came after.
-#     Catches: copied outbox rows applied (the earlier ADD COLUMN fails
-#     "already exists" and applying stops).
+# G16 the initial synchronization replays no history: a subscription whose
+#     table synchronization copies the outbox while it still holds a row of
+#     earlier DDL (as when apply_ddl() comes after the copy began; forced
+#     here by setting the outbox's state back to 'i') applies only what came
+#     after.
+#     Catches: copied outbox rows applied (replication_history_applied
+#     mutation: the earlier ADD COLUMN fails "already exists", applying
+#     stops).
 # stop_applying_ddl() and unpublish_ddl(): true once, then false; a stopped
 #     subscription applies nothing more; the outbox leaves the publication.
 # G16 exactly once: a crash (immediate stop) of the subscriber during a
@@ -419,8 +422,17 @@ CREATE EXTENSION ddl_notify;
 CREATE TABLE public.h (id int PRIMARY KEY, old int);
 });
 my $histconn = $pub->connstr . ' dbname=hist';
-$sub->safe_psql('hist', "CREATE SUBSCRIPTION hs CONNECTION '$histconn' PUBLICATION hp");
-$sub->safe_psql('hist', "SELECT ddl_notify.apply_ddl('hs')");
+# the outbox copied by a table synchronization, as when apply_ddl() comes
+# after the subscription began copying (made certain here by hand)
+$sub->safe_psql('hist', qq{
+CREATE SUBSCRIPTION hs CONNECTION '$histconn' PUBLICATION hp WITH (enabled = false);
+SELECT ddl_notify.apply_ddl('hs');
+SET allow_system_table_mods = on;
+UPDATE pg_subscription_rel SET srsubstate = 'i'
+WHERE srrelid = 'ddl_notify.ddl_outbox'::regclass
+  AND srsubid = (SELECT oid FROM pg_subscription WHERE subname = 'hs');
+ALTER SUBSCRIPTION hs ENABLE;
+});
 $sub->poll_query_until('hist',
 	"SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate NOT IN ('r', 's')")
   or die 'initial synchronization of hist did not finish';
