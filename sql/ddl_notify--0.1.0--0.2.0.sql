@@ -488,7 +488,7 @@ COMMENT ON FUNCTION ddl_notify.ddl_apply_errors() IS
  */
 CREATE FUNCTION ddl_notify.image_difference(published jsonb, before jsonb, here jsonb)
 RETURNS text
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog AS $f$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog AS $f$
 	SELECT d FROM (
 		SELECT 1 AS o, format('%s: publisher %s, here %s', k,
 							  coalesce(published -> k, 'null'), coalesce(here -> k, 'null')) AS d
