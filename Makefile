@@ -31,6 +31,13 @@
 #                           diverged), and a step fails when it does worse
 #                           than test/replay/expected-*.txt says
 #                           (test/replay/run.sh, replay.py's header)
+#   make test-replication   DDL replication over built-in logical replication
+#                           (G16): test/replication/*.pl, two clusters each,
+#                           through test/tools/run-tests.sh (TAP_DIR); last
+#                           line "N passed, M failed"
+#   make test-replication-versions
+#                           make test-replication inside the 17, 18 and 19
+#                           chroots (test/tools/versions.sh)
 #   make test-versions      make test against PostgreSQL 17, 18 and 19, each in
 #                           a Debian chroot built once and cached
 #                           (test/tools/versions.sh); VERSIONS="18" for some
@@ -108,7 +115,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18
+.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replication test-replication-versions
 deps:
 	@bash test/tools/deps.sh
 
@@ -141,6 +148,10 @@ test-replay: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/replay/run.sh
 
+test-replication: deps
+	@WERROR=1 bash test/tools/build.sh
+	@TEST_SUITES=tap TAP_DIR=test/replication bash test/tools/run-tests.sh
+
 test-ecosystem: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/ecosystem/run.sh
@@ -165,3 +176,6 @@ test-pg-regress-18:
 
 test-replay-18:
 	@TARGET=test-replay bash test/tools/versions.sh 18
+
+test-replication-versions:
+	@TARGET=test-replication bash test/tools/versions.sh 17 18 19
