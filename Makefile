@@ -31,13 +31,6 @@
 #                           diverged), and a step fails when it does worse
 #                           than test/replay/expected-*.txt says
 #                           (test/replay/run.sh, replay.py's header)
-#   make test-replication   DDL replication over built-in logical replication
-#                           (G16): test/replication/*.pl, two clusters each,
-#                           through test/tools/run-tests.sh (TAP_DIR); last
-#                           line "N passed, M failed"
-#   make test-replication-versions
-#                           make test-replication inside the 17, 18 and 19
-#                           chroots (test/tools/versions.sh)
 #   make test-versions      make test against PostgreSQL 17, 18 and 19, each in
 #                           a Debian chroot built once and cached
 #                           (test/tools/versions.sh); VERSIONS="18" for some
@@ -67,7 +60,7 @@ EXTVERSION	= 0.2.0
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/common.o src/capture.o src/counter.o src/deliver.o src/failure.o src/fetch.o src/progress.o \
 		  src/binding.o src/lifecycle.o src/pool.o src/querytext.o src/relimage.o src/subscriber.o src/trust.o src/walmsg.o \
-		  src/worker.o src/status.o src/legacy.o src/imagetexts.o
+		  src/worker.o src/status.o src/legacy.o src/imagetexts.o src/outbox.o src/replicate.o src/apply.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/$(EXTENSION)--*.sql))
@@ -115,7 +108,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replication test-replication-versions
+.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replication test-replication-versions test-fault-soak
 deps:
 	@bash test/tools/deps.sh
 
@@ -148,10 +141,6 @@ test-replay: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/replay/run.sh
 
-test-replication: deps
-	@WERROR=1 bash test/tools/build.sh
-	@TEST_SUITES=tap TAP_DIR=test/replication bash test/tools/run-tests.sh
-
 test-ecosystem: deps
 	@WERROR=1 bash test/tools/build.sh
 	@bash test/ecosystem/run.sh
@@ -177,5 +166,13 @@ test-pg-regress-18:
 test-replay-18:
 	@TARGET=test-replay bash test/tools/versions.sh 18
 
+test-replication: deps
+	@WERROR=1 bash test/tools/build.sh
+	@TEST_SUITES=tap TAP_DIR=test/replication bash test/tools/run-tests.sh
+
 test-replication-versions:
 	@TARGET=test-replication bash test/tools/versions.sh 17 18 19
+
+test-fault-soak: deps
+	@WERROR=1 bash test/tools/build.sh
+	@SUITE_TIMEOUT=3600 TEST_SUITES=tap TAP_DIR=test/soak bash test/tools/run-tests.sh

@@ -344,3 +344,218 @@ EXCEPTION WHEN feature_not_supported THEN
 	NULL;
 END
 $$;
+
+-- issue 37: DDL replication (G16)
+/*
+ * DDL replication (G16; docs/replication.md, src/outbox.c, src/replicate.c,
+ * src/apply.c).  On a publisher, publish_ddl() names a publication in
+ * ddl_publication; each DDL statement the publication covers then also
+ * writes one row of ddl_outbox, in its own transaction, which logical
+ * replication carries in commit order with the rows.  On a subscriber,
+ * apply_ddl() names a subscription in ddl_apply; the apply worker's insert
+ * of an outbox row runs apply_outbox(), which applies the statement and
+ * checks the result against the publisher's images, and is not stored.
+ * ddl_applied keeps what was applied (or skipped by hand), by the cluster
+ * the DDL first ran in and its event id there, so that each DDL is applied
+ * once however many ways it arrives.
+ */
+CREATE TABLE ddl_notify.ddl_publication (
+	pubname			name PRIMARY KEY,
+	published_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE ddl_notify.ddl_publication IS
+	'publications whose DDL is replicated (publish_ddl())';
+
+CREATE TABLE ddl_notify.ddl_outbox (
+	id				bigint PRIMARY KEY,
+	origin			bigint NOT NULL,
+	origin_id		bigint NOT NULL,
+	publications	name[] NOT NULL,
+	role_name		name NOT NULL,
+	search_path		text NOT NULL,
+	command_tag		text NOT NULL,
+	statement		text,
+	objects			jsonb NOT NULL,
+	created_at		timestamptz NOT NULL,
+	action			text NOT NULL CHECK (action IN ('statement', 'create without data', 'check'))
+);
+COMMENT ON TABLE ddl_notify.ddl_outbox IS
+	'one row per replicated DDL statement, for logical replication to carry; emptied by the worker';
+COMMENT ON COLUMN ddl_notify.ddl_outbox.origin IS
+	'system identifier of the cluster where the statement first ran';
+COMMENT ON COLUMN ddl_notify.ddl_outbox.statement IS
+	'the statement''s text; NULL when it held a secret (docs/redaction.md), which stops applying';
+COMMENT ON COLUMN ddl_notify.ddl_outbox.action IS
+	'statement: run it, then check; create without data: a CREATE TABLE AS or SELECT INTO, written before its rows, run WITH NO DATA; check: its images only, after those rows';
+
+CREATE TABLE ddl_notify.ddl_apply (
+	subid			oid PRIMARY KEY,
+	subname			name NOT NULL,
+	applier			oid NOT NULL,
+	created_at		timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	applied			bigint NOT NULL DEFAULT 0,
+	skipped			bigint NOT NULL DEFAULT 0,
+	last_applied_event bigint,
+	last_origin		bigint,
+	last_published_at timestamptz,
+	last_applied_at	timestamptz
+);
+COMMENT ON TABLE ddl_notify.ddl_apply IS
+	'subscriptions that apply their publisher''s DDL (apply_ddl())';
+
+CREATE TABLE ddl_notify.ddl_applied (
+	origin			bigint NOT NULL,
+	origin_id		bigint NOT NULL,
+	subid			oid NOT NULL,
+	skipped			boolean NOT NULL,
+	applied_at		timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	PRIMARY KEY (origin, origin_id)
+);
+COMMENT ON TABLE ddl_notify.ddl_applied IS
+	'DDL applied here (or skipped with skip_ddl()), by origin cluster and event id: each is applied once';
+
+SELECT pg_catalog.pg_extension_config_dump('ddl_notify.ddl_publication', '');
+
+CREATE FUNCTION ddl_notify.apply_outbox() RETURNS trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_apply_outbox';
+CREATE TRIGGER apply_outbox BEFORE INSERT OR UPDATE OR DELETE ON ddl_notify.ddl_outbox
+	FOR EACH ROW EXECUTE FUNCTION ddl_notify.apply_outbox();
+ALTER TABLE ddl_notify.ddl_outbox ENABLE ALWAYS TRIGGER apply_outbox;
+
+-- The publisher's bookkeeping never becomes the subscriber's: a row a
+-- logical replication worker writes into these tables (FOR ALL TABLES
+-- publications carry them) is dropped.
+CREATE FUNCTION ddl_notify.not_replicated() RETURNS trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_not_replicated';
+DO LANGUAGE plpgsql $$
+DECLARE
+	t text;
+BEGIN
+	FOREACH t IN ARRAY ARRAY['event', 'commit_order', 'subscriber', 'dead_letter',
+							 'ddl_publication', 'ddl_apply', 'ddl_applied'] LOOP
+		EXECUTE pg_catalog.format('CREATE TRIGGER a_not_replicated BEFORE INSERT OR UPDATE OR DELETE ON ddl_notify.%I FOR EACH ROW EXECUTE FUNCTION ddl_notify.not_replicated()', t);
+		EXECUTE pg_catalog.format('ALTER TABLE ddl_notify.%I ENABLE ALWAYS TRIGGER a_not_replicated', t);
+	END LOOP;
+END
+$$;
+
+CREATE FUNCTION ddl_notify.publish_ddl(publication name)
+RETURNS void
+LANGUAGE c VOLATILE STRICT AS 'MODULE_PATHNAME', 'ddl_notify_publish_ddl';
+COMMENT ON FUNCTION ddl_notify.publish_ddl(name) IS
+	'replicate the DDL that publication covers to its subscribers (run on the publisher; see docs/replication.md)';
+
+CREATE FUNCTION ddl_notify.unpublish_ddl(publication name)
+RETURNS boolean
+LANGUAGE c VOLATILE STRICT AS 'MODULE_PATHNAME', 'ddl_notify_unpublish_ddl';
+COMMENT ON FUNCTION ddl_notify.unpublish_ddl(name) IS
+	'stop replicating the publication''s DDL; false if it was not';
+
+CREATE FUNCTION ddl_notify.apply_ddl(subscription name)
+RETURNS void
+LANGUAGE c VOLATILE STRICT AS 'MODULE_PATHNAME', 'ddl_notify_apply_ddl';
+COMMENT ON FUNCTION ddl_notify.apply_ddl(name) IS
+	'apply the DDL that subscription''s publisher replicates (run on the subscriber; see docs/replication.md)';
+
+CREATE FUNCTION ddl_notify.stop_applying_ddl(subscription name)
+RETURNS boolean
+LANGUAGE c VOLATILE STRICT AS 'MODULE_PATHNAME', 'ddl_notify_stop_applying_ddl';
+COMMENT ON FUNCTION ddl_notify.stop_applying_ddl(name) IS
+	'stop applying the subscription''s DDL; false if it did not';
+
+CREATE FUNCTION ddl_notify.skip_ddl(subscription name, event bigint)
+RETURNS void
+LANGUAGE c VOLATILE STRICT AS 'MODULE_PATHNAME', 'ddl_notify_skip_ddl';
+COMMENT ON FUNCTION ddl_notify.skip_ddl(name, bigint) IS
+	'count the event applying stopped at as applied by hand, so that applying goes on after it';
+
+CREATE FUNCTION ddl_notify.ddl_apply_errors(
+	OUT subid oid, OUT failed_event bigint, OUT failed_origin bigint,
+	OUT last_error text, OUT last_error_at timestamptz)
+RETURNS SETOF record
+LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_ddl_apply_errors';
+COMMENT ON FUNCTION ddl_notify.ddl_apply_errors() IS
+	'per subscription of this database: the error that stopped applying its DDL (kept in shared memory), for ddl_apply_status';
+
+/*
+ * After a statement is applied, is the relation here what the publisher's
+ * image ("published") says?  NULL if so, else the first difference.  What
+ * the publisher defines must be equal (a column's attnum aside: dropped
+ * columns leave holes that differ from cluster to cluster), and in the same
+ * order for columns; columns, constraints and indexes the subscriber made
+ * itself are not differences, unless the publisher just dropped one of that
+ * name (it is in "before" and not in "published").
+ */
+CREATE FUNCTION ddl_notify.image_difference(published jsonb, before jsonb, here jsonb)
+RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog AS $f$
+	SELECT d FROM (
+		SELECT 1 AS o, format('%s: publisher %s, here %s', k,
+							  coalesce(published -> k, 'null'), coalesce(here -> k, 'null')) AS d
+		FROM (SELECT jsonb_object_keys(published) UNION SELECT jsonb_object_keys(here)) AS keys(k)
+		WHERE k <> ALL (ARRAY['columns', 'constraints', 'indexes'])
+		  AND (published -> k) IS DISTINCT FROM (here -> k)
+		UNION ALL
+		SELECT 2, format('%s %s: publisher %s, here %s', k, p ->> 'name',
+						 p - 'attnum', coalesce(h - 'attnum', 'null'))
+		FROM unnest(ARRAY['columns', 'constraints', 'indexes']) AS k,
+			 jsonb_array_elements(coalesce(published -> k, '[]')) AS p
+			 LEFT JOIN LATERAL (
+				SELECT e AS h FROM jsonb_array_elements(coalesce(here -> k, '[]')) AS e
+				WHERE e ->> 'name' = p ->> 'name' LIMIT 1) AS x ON true
+		WHERE (p - 'attnum') IS DISTINCT FROM (h - 'attnum')
+		UNION ALL
+		SELECT 3, format('%s %s: dropped on the publisher, still here', k, h ->> 'name')
+		FROM unnest(ARRAY['columns', 'constraints', 'indexes']) AS k,
+			 jsonb_array_elements(coalesce(here -> k, '[]')) AS h
+		WHERE EXISTS (SELECT FROM jsonb_array_elements(coalesce(before -> k, '[]')) AS b
+					  WHERE b ->> 'name' = h ->> 'name')
+		  AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(published -> k, '[]')) AS p
+						  WHERE p ->> 'name' = h ->> 'name')
+		UNION ALL
+		SELECT 4, format('column order: publisher %s, here %s', pc, hc)
+		FROM (SELECT array_agg(p ->> 'name' ORDER BY n) AS pc
+			  FROM jsonb_array_elements(coalesce(published -> 'columns', '[]')) WITH ORDINALITY AS a(p, n)) AS pa,
+			 (SELECT array_agg(h ->> 'name' ORDER BY n) AS hc
+			  FROM jsonb_array_elements(coalesce(here -> 'columns', '[]')) WITH ORDINALITY AS a(h, n)
+			  WHERE EXISTS (SELECT FROM jsonb_array_elements(coalesce(published -> 'columns', '[]')) AS p
+							WHERE p ->> 'name' = h ->> 'name')) AS ha
+		WHERE pc IS DISTINCT FROM hc
+	) AS diffs
+	ORDER BY o
+	LIMIT 1
+$f$;
+COMMENT ON FUNCTION ddl_notify.image_difference(jsonb, jsonb, jsonb) IS
+	'the first difference between a publisher''s image of a relation and the same relation here, NULL if none (DDL replication''s check)';
+
+CREATE VIEW ddl_notify.ddl_apply_status AS
+SELECT a.subname AS subscription,
+	   CASE WHEN e.last_error IS NOT NULL THEN 'stopped'
+			WHEN s.oid IS NULL THEN 'dropped'
+			WHEN NOT s.subenabled THEN 'disabled'
+			ELSE 'applying' END AS state,
+	   a.last_applied_event,
+	   a.last_applied_at,
+	   a.last_applied_at OPERATOR(pg_catalog.-) a.last_published_at AS lag,
+	   a.applied,
+	   a.skipped,
+	   e.failed_event,
+	   e.last_error,
+	   e.last_error_at
+FROM ddl_notify.ddl_apply a
+LEFT JOIN pg_catalog.pg_subscription s ON s.oid OPERATOR(pg_catalog.=) a.subid
+LEFT JOIN ddl_notify.ddl_apply_errors() e ON e.subid OPERATOR(pg_catalog.=) a.subid;
+COMMENT ON VIEW ddl_notify.ddl_apply_status IS
+	'one row per subscription that applies its publisher''s DDL: state (applying, stopped, disabled, dropped), last applied event, lag, last error';
+
+REVOKE ALL ON FUNCTION ddl_notify.apply_outbox() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.not_replicated() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.publish_ddl(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.unpublish_ddl(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.apply_ddl(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.stop_applying_ddl(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.skip_ddl(name, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.ddl_apply_errors() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddl_notify.image_difference(jsonb, jsonb, jsonb) FROM PUBLIC;
+REVOKE ALL ON ddl_notify.ddl_publication, ddl_notify.ddl_outbox, ddl_notify.ddl_apply,
+	ddl_notify.ddl_applied, ddl_notify.ddl_apply_status FROM PUBLIC;

@@ -26,6 +26,9 @@
  *	 event trigger functions (pg_event_trigger_ddl_commands() and friends)
  *	 are called directly through fmgr, as the executor calls a function in
  *	 FROM: capture runs no SQL at all.
+ * - Each row is noted for DDL replication's outbox (outbox.c), which writes
+ *	 one row per statement at its ddl_command_end when a publish_ddl()
+ *	 publication covers it; otherwise that costs a test of an empty list.
  * - With ddl_notify.wal_messages on, each row is also handed to walmsg.c
  *	 right after its insert, which writes it to the WAL as a transactional
  *	 logical decoding message (G15); off, that costs one boolean test.
@@ -47,8 +50,9 @@
  * - With ddl_notify.capture_changes on, "details" of events on tables,
  *	 views, materialized views and foreign tables also carry "before",
  *	 "after" and "changes" (relimage.c, which says when each is read).
- *	 ddl_command_start records nothing: it only lets relimage.c read the
- *	 "before" image of the relation the command will change.
+ *	 ddl_command_start records no event: it lets relimage.c read the
+ *	 "before" image of the relation the command will change, and opens the
+ *	 statement's frame for DDL replication's outbox (outbox.c).
  * - The rows of pg_event_trigger_ddl_commands() and
  *	 pg_event_trigger_dropped_objects() are read one at a time from the
  *	 function's tuplestore; sql_drop resets a memory context after each row,
@@ -58,7 +62,7 @@
  *
  * Floor: capture (under the entry): called by the event triggers through
  * fmgr and by ddl_notify.c; calls querytext.c, relimage.c, walmsg.c,
- * counter.c and common.c, never the API, the worker or the engine.
+ * outbox.c, counter.c and common.c, never the API, the worker or the engine.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -282,6 +286,10 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	tup = heap_form_tuple(RelationGetDescr(call->rel), values, nulls);
 	DdlnInsertUnpublished(call->rel, call->indstate, tup);
 	heap_freetuple(tup);
+	/* the statement's outbox row, if its DDL is replicated (outbox.c) */
+	DdlnOutboxNote(DatumGetInt64(values[DDLN_EV_ID]), row->trigger_event, row->command_tag,
+				   row->object_type, row->schema_name, row->object_identity,
+				   row->has_address, row->classid, row->objid, row->details);
 	/* the same event in the WAL stream, for CDC consumers (walmsg.c) */
 	if (ddln_wal_messages)
 		DdlnWalMessage(RelationGetDescr(call->rel), values, nulls);
@@ -1010,14 +1018,16 @@ DdlnJsonTextArray(DdlnJsonbState *st, bool isnull, Datum arr)
 }
 
 /*
- * ddl_command_start: records nothing; reads the "before" image of the
- * relation an ALTER, RENAME, SET SCHEMA or CREATE OR REPLACE VIEW will
- * change (relimage.c), for ddl_command_end.
+ * ddl_command_start: records no event; opens the statement's outbox frame
+ * (outbox.c: a CREATE TABLE AS writes its outbox row now) and reads the
+ * "before" image of the relation an ALTER, RENAME, SET SCHEMA or CREATE OR
+ * REPLACE VIEW will change (relimage.c), for ddl_command_end.
  */
 Datum
 ddl_notify_capture_ddl_command_start(PG_FUNCTION_ARGS)
 {
 	(void) DdlnEventTriggerTag(fcinfo, "capture_ddl_command_start");
+	DdlnOutboxStatementStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	DdlnImageCommandStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	PG_RETURN_VOID();
 }
@@ -1051,7 +1061,10 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 	 * as much as a command, for an empty answer.
 	 */
 	if (IsA(((EventTriggerData *) fcinfo->context)->parsetree, DropStmt))
+	{
+		DdlnOutboxStatementEnd(tag);
 		PG_RETURN_VOID();
+	}
 
 	DdlnBeginCapture(&call);
 	/* the catalog rows the command just wrote must be visible to us */
@@ -1115,6 +1128,7 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 	DdlnCloseObjects(&objs);
 	DdlnImageForgetBefore();
 	DdlnEndCapture(&call);
+	DdlnOutboxStatementEnd(tag);
 	PG_RETURN_VOID();
 }
 

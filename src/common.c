@@ -18,7 +18,8 @@
  *	 reads them).
  * - DdlnInsertUnpublished() writes a row of the extension's tables as
  *	 PostgreSQL writes its catalogs, unseen by logical decoding (G0): capture
- *	 and counter.c's commit positions use it.
+ *	 and counter.c's commit positions use it.  DdlnInsertRow() is the same
+ *	 with a choice: DDL replication's outbox rows are for logical decoding.
  * - DdlnTryQuietly() runs a look-up in a subtransaction that swallows its
  *	 error, for the catalog functions whose only "no" is an ERROR.
  * - DdlnBeginSafe() enters the safe context; DdlnEndSafe() leaves it, or the
@@ -377,11 +378,22 @@ DdlnTryQuietly(void (*fn) (void *arg), void *arg)
 void
 DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup)
 {
+	DdlnInsertRow(rel, indstate, tup, false);
+}
+
+/*
+ * The same, seen by logical decoding when "published" (DDL replication's
+ * outbox, outbox.c).
+ */
+void
+DdlnInsertRow(Relation rel, CatalogIndexState indstate, HeapTuple tup, bool published)
+{
 	TupleTableSlot *slot;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
-	heap_insert(rel, tup, GetCurrentCommandId(true), HEAP_INSERT_NO_LOGICAL, NULL);
+	heap_insert(rel, tup, GetCurrentCommandId(true),
+				published ? 0 : HEAP_INSERT_NO_LOGICAL, NULL);
 	if (indstate->ri_NumIndices == 0)
 		return;
 	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);

@@ -43,6 +43,13 @@
  *					unsubscribe, skip, wait_for_delivery, and the
  *					subscription-point protocol
  *	  status.c		delivery_status(), delivery_state(), worker_pool()
+ *	  replicate.c	DDL replication's hand-overs: publish_ddl(),
+ *					unpublish_ddl(), apply_ddl(), stop_applying_ddl(), and
+ *					the trigger that keeps a publisher's bookkeeping out of a
+ *					subscriber's tables
+ *	  apply.c		DDL replication on a subscriber: the outbox trigger that
+ *					applies a statement and checks it, skip_ddl(), and the
+ *					errors that stopped applying (its shared memory)
  *	  worker.c		the launcher and the delivery workers; they schedule,
  *					the engine delivers
  *
@@ -73,6 +80,8 @@
  *					"after" of domains and enums
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
+ *	  outbox.c		DDL replication on a publisher: one outbox row per
+ *					statement a publish_ddl() publication covers
  *
  *	ground: what every floor stands on; it calls nothing above it
  *	  common.c		the settings' variables, the subscription-point lock, the
@@ -199,6 +208,7 @@ extern void DdlnImageForgetBefore(void);
 extern Jsonb *DdlnImageTakeDropped(Oid relid);
 extern void DdlnImageForgetDropped(void);
 extern void DdlnImageInstallHooks(void);
+extern Jsonb *DdlnRelationImageNow(Oid relid);
 
 /* counter.c */
 extern int64 DdlnCounterNext(Oid seqrelid);
@@ -313,6 +323,33 @@ extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId
 
 /* common.c: a row of the extension's tables, written unseen by logical decoding */
 extern void DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup);
+extern void DdlnInsertRow(Relation rel, CatalogIndexState indstate, HeapTuple tup, bool published);
+
+/*
+ * outbox.c: DDL replication's outbox (G16).  ddln_apply_origin is set by
+ * apply.c while it applies a statement that came from another cluster.
+ */
+typedef struct DdlnApplyOrigin
+{
+	bool		set;
+	int64		origin;			/* system identifier where it first ran */
+	int64		origin_id;		/* its event id there */
+} DdlnApplyOrigin;
+
+extern DdlnApplyOrigin ddln_apply_origin;
+extern void DdlnOutboxStatementStart(Node *parsetree);
+extern void DdlnOutboxNote(int64 id, const char *trigger_event, const char *command_tag,
+						   const char *object_type, const char *schema_name,
+						   const char *identity, bool has_address, Oid classid, Oid objid,
+						   Jsonb *details);
+extern void DdlnOutboxStatementEnd(const char *tag);
+extern void DdlnOutboxPrune(void);
+
+/* apply.c: the errors that stopped applying, in shared memory */
+extern void DdlnApplyShmemRequest(void);
+
+/* replicate.c: apply.c writes its own bookkeeping in a logical worker */
+extern bool ddln_apply_writing;
 
 /* pool.c */
 

@@ -236,4 +236,42 @@ typedef struct JsonbParseState *DdlnJsonbState;
 #define DdlnJsonbFinish(st)			JsonbValueToJsonb(pushJsonbValue(st, WJB_END_OBJECT, NULL))
 #endif
 
+/*
+ * DDL replication (replicate.c, apply.c): ownership of publications and
+ * subscriptions (16 made one function of the per-kind checks), and
+ * pg_subscription_rel's writers (17 added retain_lock to the first, 18
+ * already_locked to the second; false keeps 15's behaviour).
+ */
+#if PG_VERSION_NUM >= 160000
+#define DdlnPublicationOwnerCheck(pub, role)	object_ownercheck(PublicationRelationId, pub, role)
+#define DdlnSubscriptionOwnerCheck(sub, role)	object_ownercheck(SubscriptionRelationId, sub, role)
+#else
+#define DdlnPublicationOwnerCheck(pub, role)	pg_publication_ownercheck(pub, role)
+#define DdlnSubscriptionOwnerCheck(sub, role)	pg_subscription_ownercheck(sub, role)
+#endif
+#if PG_VERSION_NUM >= 170000
+#define DdlnAddSubscriptionRelState(sub, rel, state, lsn) \
+	AddSubscriptionRelState(sub, rel, state, lsn, false)
+#else
+#define DdlnAddSubscriptionRelState(sub, rel, state, lsn) \
+	AddSubscriptionRelState(sub, rel, state, lsn)
+#endif
+#if PG_VERSION_NUM >= 180000
+#define DdlnUpdateSubscriptionRelState(sub, rel, state, lsn) \
+	UpdateSubscriptionRelState(sub, rel, state, lsn, false)
+#else
+#define DdlnUpdateSubscriptionRelState(sub, rel, state, lsn) \
+	UpdateSubscriptionRelState(sub, rel, state, lsn)
+#endif
+
+/*
+ * A signal handler passing its signal on to another (worker.c's SIGTERM to
+ * die()): 19 added the sender's information to SIGNAL_ARGS.
+ */
+#if PG_VERSION_NUM >= 190000
+#define DDLN_SIGNAL_ARGS_PASSED		postgres_signal_arg, pg_siginfo
+#else
+#define DDLN_SIGNAL_ARGS_PASSED		postgres_signal_arg
+#endif
+
 #endif							/* DDLN_COMPAT_H */

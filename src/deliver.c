@@ -99,7 +99,8 @@
  * then says "more".
  *
  * Floor: engine: called by worker.c, subscriber.c and CALL deliver(); calls
- * fetch.c, failure.c, binding.c, trust.c, counter.c, pool.c and common.c,
+ * fetch.c, failure.c, binding.c, trust.c, counter.c, pool.c, outbox.c (its
+ * prune, at a sweep) and common.c,
  * never the API or the worker.
  *
  * Copyright (c) 2026, the ddl_notify authors
@@ -2006,6 +2007,8 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
 	if (sweep)
 	{
 		DdlnPurge();
+		/* DDL replication's outbox, read by logical decoding only (outbox.c) */
+		DdlnOutboxPrune();
 		SPI_commit();
 		DdlnStartTransaction();
 	}

@@ -92,8 +92,10 @@
  * (DdlnImageForRow); "before" of dropped relations (the object access
  * hook, DdlnImageTakeDropped).
  *
- * Floor: engine (capture's helper): called by capture.c, and by ddl_notify.c
- * (_PG_init installs the object access hook, which the server calls);
+ * Floor: engine (capture's helper): called by capture.c, by apply.c (the
+ * image DDL replication checks against, DdlnRelationImageNow), and by
+ * ddl_notify.c (_PG_init installs the object access hook, which the server
+ * calls);
  * calls common.c only.
  *
  * Copyright (c) 2026, the ddl_notify authors
@@ -2099,4 +2101,17 @@ DdlnImageInstallHooks(void)
 {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = DdlnImageObjectAccess;
+}
+
+/*
+ * DDL replication's check (apply.c): the image of relation relid as it is
+ * now, as {"after": image}, read exactly as capture reads "after"; NULL for
+ * a relation of a kind without images.
+ */
+Jsonb *
+DdlnRelationImageNow(Oid relid)
+{
+	DdlnImage  *img = DdlnImageRead(relid, NULL, false);
+
+	return img ? DdlnImageDetails(NULL, img) : NULL;
 }

@@ -958,6 +958,51 @@ DdlnExtensionPresent(bool first)
 }
 
 /*
+ * SIGTERM of a delivery worker.  Inside a round, as any backend's (die():
+ * a handler call is cancelled at once; the counts of the round's batches
+ * are lost, as PostgreSQL's own statistics are).  Between rounds it is only
+ * noted: the worker moves its counts into the subscriber rows first
+ * (DdlnWorkerShutdown), unless the pool itself is stopping it (DROP
+ * DATABASE, DROP EXTENSION: the rows may be going away, or locked by the
+ * command that waits for the worker to leave).
+ */
+static volatile sig_atomic_t worker_in_round = false;
+static volatile sig_atomic_t worker_shutdown = false;
+
+static void
+DdlnWorkerSigterm(SIGNAL_ARGS)
+{
+	if (worker_in_round)
+		die(DDLN_SIGNAL_ARGS_PASSED);
+	else
+	{
+		int			save_errno = errno;
+
+		worker_shutdown = true;
+		SetLatch(MyLatch);
+		errno = save_errno;
+	}
+}
+
+/* A SIGTERM came between rounds: counts into the rows, then exit as die() would. */
+static void
+DdlnWorkerShutdownIfAsked(void)
+{
+	bool		stop;
+
+	if (!worker_shutdown)
+		return;
+	LWLockAcquire(ddln_shared->lock, LW_SHARED);
+	stop = my_slot->stop;
+	LWLockRelease(ddln_shared->lock);
+	if (!stop)
+		DdlnFlushProgress();
+	ereport(FATAL,
+			(errcode(ERRCODE_ADMIN_SHUTDOWN),
+			 errmsg("terminating ddl_notify worker due to administrator command")));
+}
+
+/*
  * Leave the pool: move the subscribers' counts into their rows
  * (deliver.c), then mark the slot EXITING (no committer counts on it from now
  * on) unless a commit came since the last round began; with "requeue" queue
@@ -1117,6 +1162,13 @@ DdlnRunRound(MemoryContext loopcxt, TimeoutId long_round_timeout, bool sweep,
 	if (ddln_max_workers_per_database > 1)
 		enable_timeout_after(long_round_timeout, DdlnHelpAfterMs(my_slot));
 	SetCurrentStatementStartTimestamp();
+	worker_in_round = true;
+	/* a SIGTERM noted just before (die() from here on): nothing begun yet */
+	if (worker_shutdown)
+	{
+		worker_in_round = false;
+		DdlnWorkerShutdownIfAsked();
+	}
 	StartTransactionCommand();
 	/* the round's memory must outlive its transactions (deliver.c) */
 	MemoryContextSwitchTo(loopcxt);
@@ -1124,6 +1176,7 @@ DdlnRunRound(MemoryContext loopcxt, TimeoutId long_round_timeout, bool sweep,
 	DdlnDeliverRound(result, sweep);
 	CommitTransactionCommand();
 	PortalContext = NULL;
+	worker_in_round = false;
 	disable_timeout(long_round_timeout, false);
 	/* the tables' counters (n_tup_upd, n_tup_del) drive autovacuum */
 	pgstat_report_stat(false);
@@ -1225,6 +1278,7 @@ DdlnWorkerWait(TimestampTz next_retry, TimestampTz last_busy, bool others_busy)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		DdlnWorkerShutdownIfAsked();
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
@@ -1245,7 +1299,7 @@ DdlnWorkerMain(Datum arg)
 	TimeoutId	long_round_timeout;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, DdlnWorkerSigterm);
 	BackgroundWorkerUnblockSignals();
 	dbname = DdlnWorkerAttach(DatumGetInt32(arg));
 
@@ -1261,6 +1315,7 @@ DdlnWorkerMain(Datum arg)
 		bool		was_starting;
 		bool		sweep;
 
+		DdlnWorkerShutdownIfAsked();
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{

@@ -16,10 +16,17 @@
 # must too.  Then the subscriber is closed (its handler fails), three DDL
 # wait, the server crashes (immediate stop) and pending must be 3.
 #
+# Last, with workers that stay, five more are delivered and the server is
+# restarted (fast) while the worker waits between rounds: subscriber_status
+# must count every event the handler logged.
+#
 # Catches: the worker leaving without moving the counts
 # (test/mutations/progress_not_flushed.patch): the row says 0, and after the
 # restart subscriber_status does too (the issue's report: 8 deliveries,
-# 35 s idle, a clean restart, and delivered read 0).
+# 35 s idle, a clean restart, and delivered read 0); a worker that ends at
+# SIGTERM between rounds without moving them
+# (test/mutations/progress_not_flushed_at_shutdown.patch): the last five
+# are missing after the restart.
 
 use strict;
 use warnings FATAL => 'all';
@@ -88,6 +95,28 @@ is( $node->safe_psql(
 
 $node->safe_psql('app', "UPDATE public.gate SET open = true WHERE sub = 'plain'");
 is(DdlNotifyTest::wait_for_delivery($node, 'app'), 't', 'the three are delivered once reopened');
+
+# a clean shutdown while a worker still serves the database
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '10min'; SELECT pg_reload_conf()");
+DdlNotifyTest::create_tables($node, 'app', 's', 1, 5);
+is(DdlNotifyTest::wait_for_delivery($node, 'app'), 't', 'five more delivered');
+ok( $node->poll_query_until(
+		'app',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'ddl_notify worker' "
+		  . "AND datname = 'app' AND query = 'ddl_notify worker: idle'"),
+	'the worker waits between rounds, still serving the database');
+my $handled = $node->safe_psql('app', 'SELECT count(*) FROM public.log_plain');
+note('the row before the shutdown: '
+	  . $node->safe_psql('app', "SELECT delivered FROM ddl_notify.subscriber WHERE name = 'plain'")
+	  . " delivered, $handled handled");
+$node->restart;
+is( $node->safe_psql(
+		'app',
+		"SELECT delivered, last_event_id = (SELECT max(event_id) FROM public.log_plain) "
+		  . "FROM ddl_notify.subscriber_status WHERE name = 'plain'"),
+	"$handled|t",
+	'G9: a clean shutdown while a worker served the database loses no count');
 
 $node->stop;
 done_testing();

@@ -88,7 +88,7 @@ is( $node->safe_psql(
 		$db, q{
 SELECT string_agg(schemaname || '.' || tablename, ',' ORDER BY tablename)
 FROM pg_publication_tables WHERE pubname = 'p_all' AND schemaname = 'ddl_notify'}),
-	'ddl_notify.commit_order,ddl_notify.dead_letter,ddl_notify.event,ddl_notify.subscriber',
+	'ddl_notify.commit_order,ddl_notify.ddl_applied,ddl_notify.ddl_apply,ddl_notify.ddl_outbox,ddl_notify.ddl_publication,ddl_notify.dead_letter,ddl_notify.event,ddl_notify.subscriber',
 	'pg_publication_tables lists ddl_notify\'s tables (PostgreSQL 15 has no exclusion from FOR ALL TABLES)');
 
 my $changes = $node->safe_psql(
