@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, the ddl_notify authors
 
-# 020_soak.pl: DDL replication over PostgreSQL's built-in logical
+# 021_soak_mixed.pl: DDL replication over PostgreSQL's built-in logical
 # replication under a random workload with faults (G16).
 #
 # Two clusters, a publisher and a subscriber, both preloading ddl_notify.
@@ -62,11 +62,15 @@
 #   passes; with DDLN_REPL_BREAK=index the dump assertion fails naming the
 #   index, with DDLN_REPL_BREAK=row the rows assertion of that table fails.
 #
-# Run it alone: DDLN_REPL_SEED=7 make test-replication; ONLY=020 for this
-# file only.
+# Run it alone: DDLN_REPL_SEED=7 make test-replication; ONLY=021 for this
+# file only.  020_soak.pl is the other soak, with a workload of
+# its own (CREATE TABLE AS, Perl's rand).
 
 use strict;
 use warnings FATAL => 'all';
+
+use FindBin;
+use lib "$FindBin::RealBin/../t", $FindBin::RealBin;
 
 use IPC::Run;
 use JSON::PP;
@@ -82,7 +86,7 @@ my $steps  = $ENV{DDLN_REPL_STEPS} // 120;
 my $manual = $ENV{DDLN_REPL_MANUAL} // 0;
 my $break  = $ENV{DDLN_REPL_BREAK} // '';
 my $pubkind = $manual ? 'schema' : ($ENV{DDLN_REPL_PUBLICATION} // 'all');
-diag "020_soak: seed $seed, $steps steps, publication $pubkind"
+diag "021_soak: seed $seed, $steps steps, publication $pubkind"
   . ($manual ? ', harness check (DDLN_REPL_MANUAL=1)' : '')
   . ($break ? ", broken on purpose: $break" : '')
   . " (DDLN_REPL_SEED=$seed DDLN_REPL_STEPS=$steps)";
@@ -147,7 +151,7 @@ sub catch_up
 	diag 'ddl_apply_status: ' . status();
 	diag 'pg_stat_subscription: '
 	  . $sub->safe_psql('postgres', 'SELECT row_to_json(s) FROM pg_stat_subscription s');
-	BAIL_OUT("020_soak seed $seed: the subscriber did not catch up");
+	BAIL_OUT("021_soak seed $seed: the subscriber did not catch up");
 }
 
 # apply_pid(): the pid of sub's apply worker, once there is one
@@ -157,7 +161,7 @@ sub apply_pid
 	my $cond = defined $not ? "AND pid <> $not" : '';
 	$sub->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_subscription WHERE subname = 'sub' AND relid IS NULL AND pid IS NOT NULL $cond")
-	  or BAIL_OUT("020_soak seed $seed: no apply worker for sub; ddl_apply_status: " . status());
+	  or BAIL_OUT("021_soak seed $seed: no apply worker for sub; ddl_apply_status: " . status());
 	return $sub->safe_psql('postgres',
 		"SELECT pid FROM pg_stat_subscription WHERE subname = 'sub' AND relid IS NULL");
 }
@@ -192,7 +196,7 @@ sub fault
 
 my $gen = SoakGen->new(seed => $seed);
 my $state_query = SoakGen::state_query();
-my ($ran, $failed, $skipped_index) = (0, 0, 0);
+my ($ran, $failed, $skipped_index, $committed) = (0, 0, 0, 0);
 my %faults = map { int($steps * $_ / 4) => $_ } 1 .. 3;
 for my $step (1 .. $steps)
 {
@@ -214,7 +218,7 @@ for my $step (1 .. $steps)
 		else
 		{
 			my ($rc, $out, $err) = $sub->psql('postgres', $ddl);
-			BAIL_OUT("020_soak seed $seed step $step: the subscriber failed the step's DDL: $err")
+			BAIL_OUT("021_soak seed $seed step $step: the subscriber failed the step's DDL: $err")
 			  if $rc != 0 || $err =~ /ERROR/;
 		}
 	}
@@ -222,12 +226,15 @@ for my $step (1 .. $steps)
 	if ($rc == 0 && $err !~ /ERROR/)
 	{
 		$ran++;
+		# one outbox row per DDL statement of a committed step
+		$committed += grep { defined $_->{ddl} } @{ $s->{items} }
+		  unless ($s->{txn} // '') eq 'ROLLBACK';
 	}
 	else
 	{
 		$failed++;
 		diag "step $step failed on the publisher: $err";
-		BAIL_OUT("020_soak seed $seed step $step: a failed step diverges the harness check")
+		BAIL_OUT("021_soak seed $seed step $step: a failed step diverges the harness check")
 		  if $manual;
 	}
 	if ($manual && grep { ($_->{kind} // '') eq 'create table' } @{ $s->{items} })
@@ -241,7 +248,7 @@ for my $step (1 .. $steps)
 	$pub->safe_psql('postgres', join('', map { "$_->{dml};\n" } $gen->rows($model)));
 	fault($faults{$step}) if $faults{$step};
 }
-diag "020_soak seed $seed: $ran steps ran, $failed failed; steps by kind: "
+diag "021_soak seed $seed: $ran steps ran, $failed failed; steps by kind: "
   . join(', ', map { "$_ $gen->{stats}{$_}" } sort keys %{ $gen->{stats} });
 is($failed, 0, 'every step ran on the publisher');
 
@@ -256,6 +263,8 @@ SELECT state || ' ' || coalesce(last_error, 'no error')
 FROM ddl_notify.ddl_apply_status WHERE subscription = 'sub'}),
 		'applying no error',
 		'ddl_apply_status: sub is applying, with no error');
+	is($sub->safe_psql('postgres', q{SELECT applied FROM ddl_notify.ddl_apply_status WHERE subscription = 'sub'}),
+		$committed, "each committed DDL statement applied once, rolled-back ones never ($committed)");
 }
 
 # dump(NODE): pg_dump --schema-only of the user database.  Left out or
@@ -299,18 +308,23 @@ if (!ok($sdump eq $pdump, 'pg_dump --schema-only is the same on both sides'))
 	diag "the dumps differ:\n$diff";
 }
 
-if ($break eq 'row')
-{
-	$sub->safe_psql('postgres', 'DELETE FROM app.base WHERE id = (SELECT min(id) FROM app.base)');
-	note 'broken on purpose: one row of app.base deleted on the subscriber';
-}
-
 # every table's rows, as text, ordered by every column
 my @tables = split /\n/, $pub->safe_psql('postgres',
 	q{SELECT c.relname || ' ' || string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE n.nspname = 'app' AND c.relkind = 'r' GROUP BY c.relname ORDER BY c.relname});
+if ($break eq 'row')
+{
+	# the first table that has rows
+	my ($victim) = grep {
+		my ($n) = split / /;
+		$sub->safe_psql('postgres', "SELECT count(*) > 0 FROM app.$n") eq 't'
+	} @tables;
+	($victim) = split / /, $victim;
+	$sub->safe_psql('postgres', "DELETE FROM app.$victim WHERE id = (SELECT min(id) FROM app.$victim)");
+	note "broken on purpose: one row of app.$victim deleted on the subscriber";
+}
 my ($rows, $same) = (0, 0);
 for my $t (@tables)
 {
