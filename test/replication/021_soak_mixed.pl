@@ -67,8 +67,10 @@
 #                           row on the subscriber before comparing (the
 #                           rows differ).
 #   Proven once (seed 1, 120 steps, PostgreSQL 15): DDLN_REPL_MANUAL=1
-#   passes; with DDLN_REPL_BREAK=index the dump assertion fails naming the
-#   index, with DDLN_REPL_BREAK=row the rows assertion of that table fails.
+#   passes (8 of 8); with DDLN_REPL_BREAK=index the dump assertion fails,
+#   its diff showing index i6_893 missing on the subscriber; with
+#   DDLN_REPL_BREAK=row the rows assertions fail for the broken table
+#   (27 rows against 26).
 #
 # Run it alone: DDLN_REPL_SEED=7 make test-replication; ONLY=021 for this
 # file only.  020_soak.pl is the other soak, with a workload of
