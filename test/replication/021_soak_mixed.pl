@@ -39,11 +39,14 @@
 # of a column added in the same transaction arrives first: the apply
 # worker fails, the catch-up times out); a divergence the after-image
 # check lets through, or a DDL lost at a restart (the dumps differ).
+# The publisher has a subscriber of its own (pub_audit), which must not
+# become the subscriber's: test/mutations/replication_bookkeeping_replicated
+# .patch (rows a logical replication worker writes into the extension's
+# tables kept) CAUGHT here that way.
 # Not caught here, by design: test/mutations/replication_no_dedupe.patch
 # (one subscription: a committed apply transaction is never sent again,
 # its origin progress commits with it; 070_ddl_replication's two
-# subscriptions catch it) and replication_bookkeeping_replicated.patch
-# (ddl_notify's own schema is left out of the comparison; 070 catches it).
+# subscriptions catch it).
 #
 # Environment:
 #   DDLN_REPL_SEED=N        the workload's seed (default 1; printed first)
@@ -124,6 +127,7 @@ CREATE EXTENSION ddl_notify;
 CREATE SCHEMA app;
 CREATE TABLE app.base (id serial PRIMARY KEY, a integer, b text DEFAULT 'x' NOT NULL);
 CREATE TABLE app.base2 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, c date);
+CREATE FUNCTION public.audit(e ddl_notify.event) RETURNS void LANGUAGE sql AS '';
 };
 $pub->safe_psql('postgres', $init);
 $sub->safe_psql('postgres', $init);
@@ -131,6 +135,9 @@ $pub->safe_psql('postgres', q{
 INSERT INTO app.base (a) SELECT g FROM generate_series(1, 50) g;
 INSERT INTO app.base2 (c) SELECT DATE '2024-01-01' + g FROM generate_series(1, 20) g;
 });
+# a subscriber of the publisher's own, so that its bookkeeping (subscriber
+# row, events, processed bits) has rows that FOR ALL TABLES would carry
+$pub->safe_psql('postgres', q{SELECT ddl_notify.subscribe('pub_audit', 'public.audit(ddl_notify.event)')});
 $pub->safe_psql('postgres',
 	$pubkind eq 'all'
 	? 'CREATE PUBLICATION pub FOR ALL TABLES'
@@ -273,6 +280,10 @@ SELECT state || ' ' || coalesce(last_error, 'no error')
 FROM ddl_notify.ddl_apply_status WHERE subscription = 'sub'}),
 		'applying no error',
 		'ddl_apply_status: sub is applying, with no error');
+	is( $sub->safe_psql('postgres', q{SELECT count(*) FROM ddl_notify.subscriber_status WHERE name = 'pub_audit'})
+		  . ' '
+		  . $pub->safe_psql('postgres', q{SELECT count(*) FROM ddl_notify.subscriber_status WHERE name = 'pub_audit'}),
+		'0 1', "the publisher's subscriber stays the publisher's (publication $pubkind)");
 	is($sub->safe_psql('postgres', q{SELECT applied FROM ddl_notify.ddl_apply_status WHERE subscription = 'sub'}),
 		$committed, "each committed DDL statement applied once, rolled-back ones never ($committed)");
 }
