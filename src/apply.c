@@ -56,8 +56,9 @@
  *	 out there, found by the parser's own reading of the statement.
  *
  * Floor: API: called through fmgr (the trigger, skip_ddl(),
- * ddl_apply_errors()) and by _PG_init (its shared memory); calls relimage.c
- * (the image to check) and common.c.
+ * ddl_apply_errors()) and by _PG_init (its shared memory); calls
+ * replicate.c (its SQL, the subscription look-up), relimage.c (the image
+ * to check) and common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -249,31 +250,6 @@ DdlnApplyGetError(Oid subid, DdlnApplyError *out)
 	return found;
 }
 
-/* Bookkeeping SQL of the extension's own, in the safe context. */
-static uint64
-DdlnApplySql(const char *sql, int nargs, Oid *types, Datum *values)
-{
-	DdlnSafeState safe;
-	int			rc;
-
-	DdlnBeginSafe(&safe);
-	ddln_apply_writing = true;
-	PG_TRY();
-	{
-		rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
-	}
-	PG_FINALLY();
-	{
-		ddln_apply_writing = false;
-	}
-	PG_END_TRY();
-	DdlnEndSafe(&safe);
-	/* not reached: negative only for bad arguments; a statement's failure is an ERROR */
-	if (rc < 0)
-		elog(ERROR, "ddl_notify: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
-	return SPI_processed;
-}
-
 /* The row's columns, from the tuple the apply worker is inserting. */
 static void
 DdlnApplyReadRow(HeapTuple tup, TupleDesc desc, DdlnOutboxRow *row)
@@ -335,11 +311,11 @@ DdlnApplyApplier(const DdlnOutboxRow *row, bool *done)
 	bool		isnull;
 	Datum		d;
 
-	if (DdlnApplySql("SELECT applier FROM ddl_notify.ddl_apply "
+	if (DdlnReplicationSql("SELECT applier FROM ddl_notify.ddl_apply "
 					 "WHERE subid OPERATOR(pg_catalog.=) $1", 1, types, values) == 0)
 		return InvalidOid;
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	*done = DdlnApplySql("INSERT INTO ddl_notify.ddl_applied (origin, origin_id, subid, skipped) "
+	*done = DdlnReplicationSql("INSERT INTO ddl_notify.ddl_applied (origin, origin_id, subid, skipped) "
 						 "VALUES ($2, $3, $1, false) ON CONFLICT DO NOTHING",
 						 3, types, values) == 0;
 	return isnull ? InvalidOid : DatumGetObjectId(d);
@@ -540,7 +516,7 @@ DdlnApplyObjects(const DdlnOutboxRow *row, int *count)
 	DdlnApplyObject *objs;
 	uint64		n;
 
-	n = DdlnApplySql("SELECT o ->> 'type', o ->> 'tag', o ->> 'event', "
+	n = DdlnReplicationSql("SELECT o ->> 'type', o ->> 'tag', o ->> 'event', "
 					 "COALESCE(quote_ident(o -> 'after' ->> 'schema') || '.' || "
 					 "quote_ident(o -> 'after' ->> 'name'), o ->> 'identity'), "
 					 "o -> 'before', o -> 'after' "
@@ -581,7 +557,7 @@ DdlnApplyRelation(const char *qualified)
 	bool		isnull;
 	Datum		d;
 
-	if (DdlnApplySql("SELECT pg_catalog.to_regclass($1)::oid", 1, types, values) != 1)
+	if (DdlnReplicationSql("SELECT pg_catalog.to_regclass($1)::oid", 1, types, values) != 1)
 		return InvalidOid;
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? InvalidOid : DatumGetObjectId(d);
@@ -620,7 +596,7 @@ DdlnApplyCheckImage(const DdlnOutboxRow *row, const DdlnApplyObject *o, Oid reli
 	values[0] = o->after;
 	values[1] = o->before ? o->before : DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
 	values[2] = JsonbPGetDatum(here);
-	(void) DdlnApplySql("SELECT ddl_notify.image_difference($1, $2, $3 -> 'after')",
+	(void) DdlnReplicationSql("SELECT ddl_notify.image_difference($1, $2, $3 -> 'after')",
 						3, types, values);
 	diff = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	if (diff != NULL)
@@ -691,12 +667,12 @@ DdlnApplyDone(Oid subid, int64 origin, int64 origin_id, TimestampTz published, b
 
 	/* an applied row was claimed before it ran (DdlnApplyApplier) */
 	if (skipped &&
-		DdlnApplySql("INSERT INTO ddl_notify.ddl_applied (origin, origin_id, subid, skipped) "
+		DdlnReplicationSql("INSERT INTO ddl_notify.ddl_applied (origin, origin_id, subid, skipped) "
 					 "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", 4, types, values) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("event %lld is applied already", (long long) origin_id)));
-	(void) DdlnApplySql(skipped ?
+	(void) DdlnReplicationSql(skipped ?
 						"UPDATE ddl_notify.ddl_apply SET skipped = skipped OPERATOR(pg_catalog.+) 1 "
 						"WHERE subid OPERATOR(pg_catalog.=) $3" :
 						"UPDATE ddl_notify.ddl_apply SET applied = applied OPERATOR(pg_catalog.+) 1, "
@@ -808,17 +784,9 @@ ddl_notify_skip_ddl(PG_FUNCTION_ARGS)
 {
 	Name		name = PG_GETARG_NAME(0);
 	int64		event = PG_GETARG_INT64(1);
-	Oid			subid = get_subscription_oid(NameStr(*name), true);
+	Oid			subid = DdlnReplicationSubscription(name);
 	DdlnApplyError e;
 
-	if (!OidIsValid(subid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("subscription \"%s\" does not exist", NameStr(*name))));
-	if (!DdlnSubscriptionOwnerCheck(subid, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of subscription %s", NameStr(*name))));
 	if (!DdlnApplyGetError(subid, &e) || e.event != event)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -348,8 +348,10 @@ extern void DdlnOutboxPrune(void);
 /* apply.c: the errors that stopped applying, in shared memory */
 extern void DdlnApplyShmemRequest(void);
 
-/* replicate.c: apply.c writes its own bookkeeping in a logical worker */
+/* replicate.c: the SQL of DDL replication's bookkeeping, passed by not_replicated() */
 extern bool ddln_apply_writing;
+extern uint64 DdlnReplicationSql(const char *sql, int nargs, Oid *types, Datum *values);
+extern Oid	DdlnReplicationSubscription(Name name);
 
 /* pool.c */
 

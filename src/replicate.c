@@ -32,7 +32,8 @@
  *	 subscriber's, so no handler of the publisher runs on the subscriber.
  *	 Rows apply.c writes itself (ddln_apply_writing) pass.
  *
- * Floor: API: called through fmgr; calls common.c.
+ * Floor: API: called through fmgr, and by apply.c (its SQL and its
+ * subscription look-up); calls common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -65,15 +66,28 @@ PG_FUNCTION_INFO_V1(ddl_notify_not_replicated);
 
 bool		ddln_apply_writing = false;
 
-/* One statement of the extension's own, in the safe context; rows it touched. */
-static uint64
-DdlnReplSql(const char *sql, int nargs, Oid *types, Datum *values)
+/*
+ * One statement of the extension's own, in the safe context (as the
+ * extension's owner, search_path pg_catalog); the rows it touched.  In a
+ * logical replication worker (apply.c) its writes pass not_replicated().
+ */
+uint64
+DdlnReplicationSql(const char *sql, int nargs, Oid *types, Datum *values)
 {
 	DdlnSafeState safe;
 	int			rc;
 
 	DdlnBeginSafe(&safe);
-	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+	ddln_apply_writing = true;
+	PG_TRY();
+	{
+		rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+	}
+	PG_FINALLY();
+	{
+		ddln_apply_writing = false;
+	}
+	PG_END_TRY();
 	DdlnEndSafe(&safe);
 	/* not reached: negative only for bad arguments; a statement's failure is an ERROR */
 	if (rc < 0)
@@ -114,7 +128,7 @@ DdlnReplAlterPublication(Name name, const char *how)
 	char	   *sql = psprintf("ALTER PUBLICATION %s %s TABLE ONLY ddl_notify.ddl_outbox",
 							   quote_identifier(NameStr(*name)), how);
 
-	(void) DdlnReplSql(sql, 0, NULL, NULL);
+	(void) DdlnReplicationSql(sql, 0, NULL, NULL);
 }
 
 static Oid
@@ -152,7 +166,7 @@ ddl_notify_publish_ddl(PG_FUNCTION_ARGS)
 				 errhint("ALTER PUBLICATION %s SET (publish = 'insert, update, delete, truncate').",
 						 quote_identifier(NameStr(*name)))));
 	SPI_connect();
-	(void) DdlnReplSql("INSERT INTO ddl_notify.ddl_publication (pubname) VALUES ($1) "
+	(void) DdlnReplicationSql("INSERT INTO ddl_notify.ddl_publication (pubname) VALUES ($1) "
 					   "ON CONFLICT DO NOTHING", 1, types, values);
 	if (!DdlnReplCarriesOutbox(pub, outbox))
 		DdlnReplAlterPublication(name, "ADD");
@@ -171,7 +185,7 @@ ddl_notify_unpublish_ddl(PG_FUNCTION_ARGS)
 	bool		was;
 
 	SPI_connect();
-	was = DdlnReplSql("DELETE FROM ddl_notify.ddl_publication WHERE pubname OPERATOR(pg_catalog.=) $1",
+	was = DdlnReplicationSql("DELETE FROM ddl_notify.ddl_publication WHERE pubname OPERATOR(pg_catalog.=) $1",
 					  1, types, values) > 0;
 	if (!pub->alltables && DdlnReplCarriesOutbox(pub, outbox))
 		DdlnReplAlterPublication(name, "DROP");
@@ -180,8 +194,8 @@ ddl_notify_unpublish_ddl(PG_FUNCTION_ARGS)
 }
 
 /* The subscription named "name" in this database, checked for the caller. */
-static Oid
-DdlnReplSubscription(Name name)
+Oid
+DdlnReplicationSubscription(Name name)
 {
 	Oid			subid = get_subscription_oid(NameStr(*name), true);
 
@@ -200,7 +214,7 @@ Datum
 ddl_notify_apply_ddl(PG_FUNCTION_ARGS)
 {
 	Name		name = PG_GETARG_NAME(0);
-	Oid			subid = DdlnReplSubscription(name);
+	Oid			subid = DdlnReplicationSubscription(name);
 	Oid			outbox = DdlnReplOutbox();
 	Oid			types[3] = {OIDOID, NAMEOID, OIDOID};
 	Datum		values[3] = {ObjectIdGetDatum(subid), NameGetDatum(name),
@@ -209,7 +223,7 @@ ddl_notify_apply_ddl(PG_FUNCTION_ARGS)
 	char		state;
 
 	SPI_connect();
-	(void) DdlnReplSql("INSERT INTO ddl_notify.ddl_apply (subid, subname, applier) "
+	(void) DdlnReplicationSql("INSERT INTO ddl_notify.ddl_apply (subid, subname, applier) "
 					   "VALUES ($1, $2, $3) ON CONFLICT (subid) DO UPDATE "
 					   "SET subname = excluded.subname, applier = excluded.applier",
 					   3, types, values);
@@ -229,13 +243,13 @@ Datum
 ddl_notify_stop_applying_ddl(PG_FUNCTION_ARGS)
 {
 	Name		name = PG_GETARG_NAME(0);
-	Oid			subid = DdlnReplSubscription(name);
+	Oid			subid = DdlnReplicationSubscription(name);
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(subid)};
 	bool		was;
 
 	SPI_connect();
-	was = DdlnReplSql("DELETE FROM ddl_notify.ddl_apply WHERE subid OPERATOR(pg_catalog.=) $1",
+	was = DdlnReplicationSql("DELETE FROM ddl_notify.ddl_apply WHERE subid OPERATOR(pg_catalog.=) $1",
 					  1, types, values) > 0;
 	SPI_finish();
 	PG_RETURN_BOOL(was);

@@ -39,6 +39,14 @@
 #     publication or subscription over (42501).
 #     Catches: the redacted text replicated (a mapping with '********'), a
 #     secret's text in the outbox.
+# G16 the initial synchronization replays no history: a subscription whose
+#     table synchronization copies the outbox while it still holds a row of
+#     earlier DDL (as when apply_ddl() comes after the copy began; forced
+#     here by setting the outbox's state back to 'i') applies only what came
+#     after.
+#     Catches: copied outbox rows applied (replication_history_applied
+#     mutation: the earlier ADD COLUMN fails "already exists", applying
+#     stops).
 # stop_applying_ddl() and unpublish_ddl(): true once, then false; a stopped
 #     subscription applies nothing more; the outbox leaves the publication.
 # G16 exactly once: a crash (immediate stop) of the subscriber during a
@@ -393,6 +401,47 @@ is($third->safe_psql('postgres', "SELECT state || ' ' || applied FROM ddl_notify
 	'applying 2', 'applied once each on the third cluster');
 is($third->safe_psql('postgres', "SELECT count(*) FROM ddl_notify.ddl_applied WHERE origin = (SELECT system_identifier FROM pg_control_system())"),
 	'0', 'and recorded with the first cluster\'s origin, not the middle one\'s');
+
+# the initial synchronization replays no history: an outbox row committed
+# before the subscription existed (kept from pruning by an open reader) is
+# copied with the table or not at all, and never applied
+$pub->safe_psql('postgres', 'CREATE DATABASE hist');
+$sub->safe_psql('postgres', 'CREATE DATABASE hist');
+$pub->safe_psql('hist', q{
+CREATE EXTENSION ddl_notify;
+CREATE TABLE public.h (id int PRIMARY KEY);
+CREATE PUBLICATION hp FOR ALL TABLES;
+SELECT ddl_notify.publish_ddl('hp');
+});
+my $reader = $pub->background_psql('hist');
+$reader->query_safe('BEGIN; SELECT count(*) FROM ddl_notify.ddl_outbox;');
+$pub->safe_psql('hist', 'ALTER TABLE public.h ADD COLUMN old int');
+is($pub->safe_psql('hist', 'SELECT count(*) FROM ddl_notify.ddl_outbox'), '1', 'history: one outbox row before the subscription');
+$sub->safe_psql('hist', q{
+CREATE EXTENSION ddl_notify;
+CREATE TABLE public.h (id int PRIMARY KEY, old int);
+});
+my $histconn = $pub->connstr . ' dbname=hist';
+# the outbox copied by a table synchronization, as when apply_ddl() comes
+# after the subscription began copying (made certain here by hand)
+$sub->safe_psql('hist', qq{
+CREATE SUBSCRIPTION hs CONNECTION '$histconn' PUBLICATION hp WITH (enabled = false);
+SELECT ddl_notify.apply_ddl('hs');
+SET allow_system_table_mods = on;
+UPDATE pg_subscription_rel SET srsubstate = 'i'
+WHERE srrelid = 'ddl_notify.ddl_outbox'::regclass
+  AND srsubid = (SELECT oid FROM pg_subscription WHERE subname = 'hs');
+ALTER SUBSCRIPTION hs ENABLE;
+});
+$sub->poll_query_until('hist',
+	"SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate NOT IN ('r', 's')")
+  or die 'initial synchronization of hist did not finish';
+$reader->query_safe('COMMIT;');
+$reader->quit;
+$pub->safe_psql('hist', 'BEGIN; ALTER TABLE public.h ADD COLUMN new int; INSERT INTO public.h VALUES (1, 2, 3); COMMIT;');
+$pub->wait_for_catchup('hs');
+is($sub->safe_psql('hist', "SELECT state || ' ' || applied || ' ' || (SELECT new FROM public.h) FROM ddl_notify.ddl_apply_status"),
+	'applying 1 3', 'history: only the DDL after the subscription is applied, once');
 
 # handing back
 is($third->safe_psql('postgres', "SELECT ddl_notify.stop_applying_ddl('third')"), 't',
