@@ -117,6 +117,7 @@
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/partition.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_attrdef.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
@@ -125,6 +126,7 @@
 #include "catalog/pg_enum.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_opclass.h"
 #include "catalog/pg_rewrite.h"
 #include "catalog/pg_sequence.h"
 #include "catalog/pg_type.h"
@@ -688,6 +690,165 @@ DdlnImageIndexDef(Oid indexid)
 }
 
 /*
+ * Default operator classes already looked up while reading one image
+ * (GetDefaultOpClass scans pg_opclass: the dearest part of an index's
+ * definition), by column type and access method.  The catalogs do not
+ * change while an image is read, so a remembered answer is the answer.
+ */
+#define DDLN_OPCLASS_MEMO 8
+typedef struct DdlnOpclassMemo
+{
+	int			n;
+	Oid			type[DDLN_OPCLASS_MEMO];
+	Oid			am[DDLN_OPCLASS_MEMO];
+	Oid			opclass[DDLN_OPCLASS_MEMO];
+} DdlnOpclassMemo;
+
+static Oid
+DdlnDefaultOpclass(DdlnOpclassMemo *memo, Oid type, Oid am)
+{
+	Oid			opclass;
+
+	for (int i = 0; i < memo->n; i++)
+	{
+		if (memo->type[i] == type && memo->am[i] == am)
+			return memo->opclass[i];
+	}
+	opclass = GetDefaultOpClass(type, am);
+	if (memo->n < DDLN_OPCLASS_MEMO)
+	{
+		memo->type[memo->n] = type;
+		memo->am[memo->n] = am;
+		memo->opclass[memo->n++] = opclass;
+	}
+	return opclass;
+}
+
+/*
+ * Does key column "keyno" of an index print as its bare column name in
+ * pg_get_indexdef: no sort option, no per-column option, the column's own
+ * collation and the default operator class of the column's type?  Then
+ * ruleutils adds nothing after the name (get_opclass_name prints nothing
+ * when GetDefaultOpClass(type, the class's method) is the class).
+ */
+static bool
+DdlnIndexKeyIsBare(Oid indexid, int keyno, Oid keytype, Oid keycoll, Oid indcoll,
+				   Oid opclass, int16 option, DdlnOpclassMemo *memo)
+{
+	HeapTuple	tup;
+	Oid			am;
+
+	if (option != 0 || (OidIsValid(indcoll) && indcoll != keycoll) ||
+		get_attoptions(indexid, keyno + 1) != (Datum) 0)
+		return false;
+	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	am = ((Form_pg_opclass) GETSTRUCT(tup))->opcmethod;
+	ReleaseSysCache(tup);
+	return DdlnDefaultOpclass(memo, keytype, am) == opclass;
+}
+
+/*
+ * pg_get_indexdef() of a plain index on columns, without ruleutils:
+ * ruleutils builds a deparse context for every index (making each column
+ * name of the table unique: quadratic in the columns) and searches the
+ * default operator class of every key column.  Built here only when the
+ * text is what pg_get_indexdef_worker prints, step for step, for an index
+ * that has no expression, no predicate, no storage parameter, is not a
+ * partitioned table's, and whose key columns are all bare
+ * (DdlnIndexKeyIsBare): "CREATE [UNIQUE ]INDEX name ON schema.table USING
+ * am (col, ...)[ INCLUDE (col, ...)][ NULLS NOT DISTINCT]", the table's
+ * name as generate_qualified_relation_name prints it ("table", given).
+ * NULL otherwise: the caller asks pg_get_indexdef.
+ */
+static char *
+DdlnImageIndexDefPlain(Oid indexid, const char *table, DdlnOpclassMemo *memo)
+{
+	HeapTuple	itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexid));
+	HeapTuple	ctup = NULL, atup = NULL;
+	Form_pg_index idx;
+	StringInfoData buf;
+	oidvector  *indcoll, *indclass;
+	int2vector *indoption;
+	bool		isnull, plain;
+
+	if (!HeapTupleIsValid(itup))
+		return NULL;
+	idx = (Form_pg_index) GETSTRUCT(itup);
+	ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexid));
+	plain = heap_attisnull(itup, Anum_pg_index_indexprs, NULL) &&
+		heap_attisnull(itup, Anum_pg_index_indpred, NULL) && HeapTupleIsValid(ctup) &&
+		((Form_pg_class) GETSTRUCT(ctup))->relkind == RELKIND_INDEX &&
+		heap_attisnull(ctup, Anum_pg_class_reloptions, NULL);
+	if (plain)
+		atup = SearchSysCache1(AMOID, ObjectIdGetDatum(((Form_pg_class) GETSTRUCT(ctup))->relam));
+	plain = plain && HeapTupleIsValid(atup);
+	indcoll = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indcollation, &isnull));
+	indclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull));
+	indoption = (int2vector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indoption, &isnull));
+	initStringInfo(&buf);
+	if (plain)
+		appendStringInfo(&buf, "CREATE %sINDEX %s ON %s USING %s (",
+						 idx->indisunique ? "UNIQUE " : "",
+						 quote_identifier(NameStr(((Form_pg_class) GETSTRUCT(ctup))->relname)),
+						 table, quote_identifier(NameStr(((Form_pg_am) GETSTRUCT(atup))->amname)));
+	for (int keyno = 0; plain && keyno < idx->indnatts; keyno++)
+	{
+		AttrNumber	attnum = idx->indkey.values[keyno];
+		Oid			keytype, keycoll;
+		int32		keytypmod;
+
+		if (attnum == 0)
+		{
+			plain = false;		/* an expression (cannot happen: no indexprs) */
+			break;
+		}
+		if (keyno == idx->indnkeyatts)
+			appendStringInfoString(&buf, ") INCLUDE (");
+		else if (keyno > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, quote_identifier(get_attname(idx->indrelid, attnum, false)));
+		get_atttypetypmodcoll(idx->indrelid, attnum, &keytype, &keytypmod, &keycoll);
+		if (keyno < idx->indnkeyatts)
+			plain = DdlnIndexKeyIsBare(indexid, keyno, keytype, keycoll, indcoll->values[keyno],
+									   indclass->values[keyno], indoption->values[keyno], memo);
+	}
+	if (plain)
+		appendStringInfo(&buf, ")%s", idx->indnullsnotdistinct ? " NULLS NOT DISTINCT" : "");
+	if (HeapTupleIsValid(atup))
+		ReleaseSysCache(atup);
+	if (HeapTupleIsValid(ctup))
+		ReleaseSysCache(ctup);
+	ReleaseSysCache(itup);
+	return plain ? buf.data : NULL;
+}
+
+/*
+ * An index's definition: DdlnImageIndexDefPlain when it can print it,
+ * else pg_get_indexdef (DdlnImageIndexDef).  With assertions on, every
+ * plain text is checked against pg_get_indexdef's.
+ */
+static char *
+DdlnImageIndexDefinition(Oid indexid, const char *table, DdlnOpclassMemo *memo)
+{
+	char	   *def = DdlnImageIndexDefPlain(indexid, table, memo);
+
+	if (def == NULL)
+		return DdlnImageIndexDef(indexid);
+#ifdef USE_ASSERT_CHECKING
+	{
+		char	   *ruleutils = DdlnImageIndexDef(indexid);
+
+		if (strcmp(def, ruleutils) != 0)
+			elog(ERROR, "index definition \"%s\" differs from pg_get_indexdef's \"%s\"",
+				 def, ruleutils);
+	}
+#endif
+	return def;
+}
+
+/*
  * The indexes of "rel", by name, each with the constraint it implements
  * (read the constraints first), and the replica identity's index.
  */
@@ -697,7 +858,10 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 	Oid			replident_index = InvalidOid;
 	List	   *indexes;
 	ListCell   *lc;
+	DdlnOpclassMemo memo;
+	char	   *table = NULL;
 
+	memo.n = 0;
 	if (img->replident == REPLICA_IDENTITY_INDEX)
 		replident_index = RelationGetReplicaIndex(rel);
 	indexes = RelationGetIndexList(rel);
@@ -717,7 +881,13 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		if (reuse)
 			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part);
 		if (part->definition == NULL)
-			part->definition = DdlnImageIndexDef(indexid);
+		{
+			/* the table as generate_qualified_relation_name prints it */
+			if (table == NULL)
+				table = quote_qualified_identifier(get_namespace_name_or_temp(get_rel_namespace(img->relid)),
+												   get_rel_name(img->relid));
+			part->definition = DdlnImageIndexDefinition(indexid, table, &memo);
+		}
 		for (int i = 0; i < img->nconstraints; i++)
 		{
 			if (img->constraints[i].indexid == indexid)

@@ -27,7 +27,9 @@
 # cannot run; a figure above the goal is printed, not judged.
 #
 # Environment: IC_SHAPES (default "10:1 10:50 100:50 500:50"), IC_N1
-# (default 2), IC_N2 (default 8), IC_SCHEMA_TABLES, BENCH_KEEP=1.
+# (default 2), IC_N2 (default 8), IC_SCHEMA_TABLES, BENCH_KEEP=1,
+# IC_PROFILE=1 (the top functions of each shape's ADD COLUMN session with
+# images off and on, by exclusive instructions).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -120,8 +122,13 @@ for shape in $SHAPES; do
 	cg_start C "$CG" --collect-atstart=yes
 	warm_up "${DBS[@]}"
 	for db in "${DBS[@]}"; do
-		IR[$shape.add_column.$db]=$(marginal "$(cg_session C "$CG" "$db" "$BENCH_TMP/a1.sql")" \
-			"$(cg_session C "$CG" "$db" "$BENCH_TMP/a2.sql")")
+		a2=$(cg_session C "$CG" "$db" "$BENCH_TMP/a2.sql")
+		IR[$shape.add_column.$db]=$(marginal "$(cg_session C "$CG" "$db" "$BENCH_TMP/a1.sql")" "$a2")
+		if [[ ${IC_PROFILE:-0} == 1 && $db != none ]]; then
+			printf '\n-- %s, ADD COLUMN, %s: top functions by exclusive Ir (%d statements)\n' "$shape" "$db" "$((N2 - N1))"
+			callgrind_annotate --auto=no --threshold=100 "$a2" 2>/dev/null |
+				awk '/^ *[0-9,]+ \( *[0-9.]+%\)  / && !/PROGRAM TOTALS/' | head -n 20 || true
+		fi
 		IR[$shape.create_index.$db]=$(marginal "$(cg_session C "$CG" "$db" "$BENCH_TMP/i1.sql")" \
 			"$(cg_session C "$CG" "$db" "$BENCH_TMP/i2.sql")")
 	done
@@ -164,11 +171,15 @@ q C postgres "CREATE DATABASE snap" >/dev/null
 q_file C snap "$BENCH_TMP/snap.sql" >/dev/null
 declare -A SN=()
 for n in ${SCHEMA_TABLES//,/ }; do
+	# (the snapshot trigger disabled while the schema is built: it would
+	# snapshot the schema at each of its CREATEs, quadratic in the tables)
+	q C snap "ALTER EVENT TRIGGER snap DISABLE" >/dev/null
 	for db in none images_on snap; do
 		q C "$db" "SET client_min_messages = warning; DROP SCHEMA IF EXISTS b CASCADE; CREATE SCHEMA b" >/dev/null
 		shape_sql 10 1 1 "$n" | as_user tee "$BENCH_TMP/shape.sql" >/dev/null
 		psql_c C "$db" -c "SET search_path = b" -f "$BENCH_TMP/shape.sql" >/dev/null
 	done
+	q C snap "ALTER EVENT TRIGGER snap ENABLE" >/dev/null
 	stmt_sql add_column 1 "$N1" | sed '1a SET search_path = b;' | as_user tee "$BENCH_TMP/a1.sql" >/dev/null
 	stmt_sql add_column $((N1 + 1)) "$NT" | sed '1a SET search_path = b;' | as_user tee "$BENCH_TMP/a2.sql" >/dev/null
 	cluster_stop C
