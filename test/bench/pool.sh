@@ -33,11 +33,23 @@
 #   5. memory: the private memory (RssAnon) of every ddl_notify process,
 #      summed, with all databases idle after the idle timeout, and of one
 #      worker serving a database.  Goal: no growth per idle database.
+#   6. the launcher's look at kept prepared transactions (issue 35: a
+#      COMMIT PREPARED runs no ddl_notify code, so the launcher checks the
+#      prepared transactions it keeps at least every poll interval): the
+#      CPU the whole cluster, and the launcher alone, spend in
+#      BENCH_POOL_IDLE_SECS (default 30) with every database idle, first
+#      with no prepared transaction, then with one in every database (a
+#      CREATE TABLE, prepared, so it holds an event), with the poll
+#      interval at its default (5 s) and at 100 ms.  Goal: flat, the same
+#      with and without them (no worker started, no database probed).
+#      Then every one is committed with COMMIT PREPARED and the time until
+#      the last is delivered is printed.
 #
 # Rules: prints figures, never fails for a missed goal (non-zero only when
 # it could not run); throwaway cluster in a temp dir (lib.sh), removed at
 # exit.  Environment: BENCH_POOL_DBS (databases), BENCH_POOL_SAMPLES
-# (latency samples per series, default 100), BENCH_KEEP=1.
+# (latency samples per series, default 100), BENCH_POOL_IDLE_SECS (part 6,
+# default 30), BENCH_POOL_ONLY=prepared (part 6 alone), BENCH_KEEP=1.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -101,6 +113,7 @@ track_commit_timestamp = on
 synchronous_commit = off
 max_connections = 100
 max_worker_processes = 16
+max_prepared_transactions = $((NDB + 10))
 ddl_notify.max_workers = 4
 ddl_notify.worker_idle_timeout = '1s'"
 
@@ -114,6 +127,10 @@ ddl_notify.worker_idle_timeout = '1s'"
 	printf '   created %d databases from a template in %.1f s\n' "$NDB" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1000 }')"
 	wait_pool_empty
 	q P postgres "SELECT 1" >/dev/null
+	if [[ ${BENCH_POOL_ONLY:-} == prepared ]]; then
+		prepared_cost
+		return
+	fi
 
 	echo "-- 1. cold: one DDL at a time in a random database without a worker ($NS samples)"
 	f=$(bench_file cold.txt)
@@ -269,6 +286,68 @@ ddl_notify.worker_idle_timeout = '1s'"
 	done
 	printf '   memory: one worker serving a database: %d kB private\n' "$one_kb"
 	q P d1 "SELECT ddl_notify.unsubscribe('a_slow')" >/dev/null
+	q P d1 "ALTER SYSTEM SET ddl_notify.worker_idle_timeout = '1s'" >/dev/null
+	q P d1 "SELECT pg_reload_conf()" >/dev/null
+	prepared_cost
+}
+
+# idle_cpu LABEL: the CPU of the cluster and of the launcher over
+# BENCH_POOL_IDLE_SECS with every database idle, and the workers that ran
+idle_cpu()
+{
+	local secs=${BENCH_POOL_IDLE_SECS:-30} launcher l0 l1 u0 s0 u1 s1 b0 b1
+	launcher=$(q P postgres "SELECT pid FROM pg_stat_activity WHERE backend_type = 'ddl_notify launcher'")
+	b0=$(q P postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddl_notify worker'")
+	sleep 1	# that session's backend is gone (and reaped) before the first reading
+	read -r u0 s0 < <(cluster_cpu_ms P)
+	l0=$(proc_ticks "$launcher")
+	sleep "$secs"
+	read -r u1 s1 < <(cluster_cpu_ms P)
+	l1=$(proc_ticks "$launcher")
+	b1=$(q P postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddl_notify worker'")
+	awk -v l="$1" -v s="$secs" -v c=$((u1 - u0 + s1 - s0)) -v lt=$((l1 - l0)) -v hz="$(getconf CLK_TCK)" -v b0="$b0" -v b1="$b1" 'BEGIN {
+		printf "   %s: cluster %.1f ms of CPU per second, launcher %.2f ms per second (over %d s; workers running before/after: %d/%d)\n",
+			l, c / s, lt * 1000 / hz / s, s, b0, b1 }'
+}
+
+# prepared_cost: part 6 (see the header)
+prepared_cost()
+{
+	local i out t0 t1 started poll
+	echo "-- 6. $NDB idle databases with and without a kept prepared transaction in each"
+	wait_pool_empty
+	for poll in 5s 100ms; do
+		q P postgres "ALTER SYSTEM SET ddl_notify.poll_interval = '$poll'" >/dev/null
+		q P postgres "SELECT pg_reload_conf()" >/dev/null
+		idle_cpu "no prepared transaction, poll_interval $poll"
+	done
+	for i in $(seq 1 "$NDB"); do
+		psql_c P "d$i" -c "BEGIN" -c "CREATE TABLE prep_held (a int)" -c "PREPARE TRANSACTION 'bench_prep_$i'" >/dev/null
+	done
+	wait_pool_empty
+	printf '   prepared transactions: %s; the launcher keeps them (pool.c)\n' \
+		"$(q P postgres "SELECT count(*) FROM pg_prepared_xacts")"
+	for poll in 5s 100ms; do
+		q P postgres "ALTER SYSTEM SET ddl_notify.poll_interval = '$poll'" >/dev/null
+		q P postgres "SELECT pg_reload_conf()" >/dev/null
+		idle_cpu "one prepared transaction in each of the $NDB databases, poll_interval $poll"
+	done
+	q P postgres "ALTER SYSTEM RESET ddl_notify.poll_interval" >/dev/null
+	q P postgres "SELECT pg_reload_conf()" >/dev/null
+	for i in $(seq 1 "$NDB"); do q P "d$i" "TRUNCATE public.bench_latency" >/dev/null; done
+	t0=$(now_ms)
+	for i in $(seq 1 "$NDB"); do
+		q P "d$i" "COMMIT PREPARED 'bench_prep_$i'" >/dev/null
+	done
+	t1=$(now_ms)
+	for i in $(seq 1 "$NDB"); do
+		out=$(q P "d$i" "SELECT ddl_notify.wait_for_delivery('300s')")
+		[[ $out == t ]] || die "prepared: not delivered in d$i"
+	done
+	started=$(for i in $(seq 1 "$NDB"); do q P "d$i" "SELECT extract(epoch FROM max(handler_start)) * 1000 FROM public.bench_latency"; done | sort -g | tail -n 1)
+	awk -v a="$t0" -v b="$t1" -v h="$started" 'BEGIN {
+		printf "   COMMIT PREPARED in each database, one at a time: %.2f s to issue; the last handler started %.2f s after the last COMMIT PREPARED\n",
+			(b - a) / 1000, (h - b) / 1000 }'
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
