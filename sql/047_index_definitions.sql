@@ -10,9 +10,9 @@
 -- pg_get_indexdef() of the same indexes now, and prints the definitions.
 -- Catches: a plain definition that forgets what makes an index not plain
 -- (an operator class, a collation, DESC, NULLS FIRST, INCLUDE, NULLS NOT
--- DISTINCT, WITH (...)), and definitions reused from "before" without the
--- check that nothing they print changed
--- (test/mutations/images_index_reused_unchecked.patch).
+-- DISTINCT, WITH (...); test/mutations/images_index_plain_any_opclass.patch),
+-- and definitions reused from "before" without the check that nothing they
+-- print changed (test/mutations/images_index_reused_unchecked.patch).
 --
 -- (quiet: whether it is there already depends on the files run before)
 SET client_min_messages = error;

@@ -12,7 +12,8 @@
  * An image is read from the catalogs as PostgreSQL prints them: columns
  * (format_type with typmod; pg_get_expr for defaults and generated
  * expressions), constraints (pg_get_constraintdef), indexes
- * (pg_get_indexdef) and the replica identity, and what a kind needs to be
+ * (pg_get_indexdef's text; a plain index's printed here as ruleutils
+ * prints it, DdlnImageIndexDefPlain) and the replica identity, and what a kind needs to be
  * created again: a view's query (pg_get_viewdef; not in a drop's
  * pre-image), a partition key (pg_get_partkeydef), a foreign table's
  * server and options; its persistence (unlogged) and storage parameters
