@@ -1094,8 +1094,25 @@ static void
 DdlnFlushProgressTx(int n, const int32 *ids, const TimestampTz *created,
 					DdlnProgress *moved, bool *did)
 {
+	char		lock_timeout[32];
+
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+
+	/*
+	 * Bounded, for a worker that is shutting down: no lock wait past
+	 * ddl_notify.lock_timeout (a row a deliverer holds is skipped), and no
+	 * wait for a synchronous standby (counts are statistics; a crash before
+	 * the standby has them loses them as a crash does).  Both undone at the
+	 * transaction's end.
+	 */
+	snprintf(lock_timeout, sizeof(lock_timeout), "%d", ddln_lock_timeout);
+	(void) set_config_option("lock_timeout", lock_timeout,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, 0, false);
+	(void) set_config_option("synchronous_commit", "local",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, 0, false);
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1126,10 +1143,12 @@ DdlnFlushProgressTx(int n, const int32 *ids, const TimestampTz *created,
 }
 
 /*
- * A pool worker giving its slot back (worker.c), outside a transaction:
- * move the counts shared memory holds for this database's subscribers into
- * their rows (progress.c's rules), so that a restart after the pool went
- * idle finds them there.  A failure is logged and changes nothing: the
+ * A pool worker giving its slot back, or told to stop (SIGTERM) between
+ * rounds (worker.c), outside a transaction: move the counts shared memory
+ * holds for this database's subscribers into their rows (progress.c's
+ * rules), so that a restart after the pool went idle, or after a clean
+ * shutdown, finds them there.  One transaction, bounded (see
+ * DdlnFlushProgressTx).  A failure is logged and changes nothing: the
  * counts stay in shared memory for the next deliverer.
  */
 void

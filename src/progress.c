@@ -28,13 +28,14 @@
  * - subscriber_status adds the row's counts and these
  *	 (ddl_notify.subscriber_progress()).  A reader that runs while a move
  *	 commits may see that move's counts twice or not at all, once.
- * - A worker giving its slot back moves its database's counts first, in a
- *	 transaction of its own, for each subscriber whose row it can lock at
- *	 once (DdlnFlushProgress, deliver.c).  So a restart after the pool went
- *	 idle loses nothing.
- * - A crash or a shutdown loses what was not moved yet (at most
- *	 DDLN_PROGRESS_FLUSH_MS worth, and only while a worker still serves the
- *	 database), as PostgreSQL's own statistics are lost.
+ * - A worker giving its slot back, or told to stop (SIGTERM) between
+ *	 rounds, moves its database's counts first, in a transaction of its
+ *	 own, for each subscriber whose row it can lock at once
+ *	 (DdlnFlushProgress, deliver.c).  So a restart after the pool went idle,
+ *	 or a clean shutdown, loses nothing.
+ * - A crash, or a worker stopped inside a round, loses what was not moved
+ *	 yet (at most DDLN_PROGRESS_FLUSH_MS worth, and only while a worker
+ *	 still serves the database), as PostgreSQL's own statistics are lost.
  * - Without shared memory (ddl_notify not in shared_preload_libraries),
  *	 with the table full, or on a subscriber table of 0.1.0, the caller
  *	 updates the row per batch as before (DdlnProgressReserve says false).
