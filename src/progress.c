@@ -32,7 +32,9 @@
  *	 rounds, moves its database's counts first, in a transaction of its
  *	 own, for each subscriber whose row it can lock at once
  *	 (DdlnFlushProgress, deliver.c).  So a restart after the pool went idle,
- *	 or a clean shutdown, loses nothing.
+ *	 or a clean shutdown, loses nothing.  A worker the pool itself stops
+ *	 (DROP DATABASE, DROP EXTENSION) does not: its counts stay here for the
+ *	 next deliverer.
  * - A crash, or a worker stopped inside a round, loses what was not moved
  *	 yet (at most DDLN_PROGRESS_FLUSH_MS worth, and only while a worker
  *	 still serves the database), as PostgreSQL's own statistics are lost.
