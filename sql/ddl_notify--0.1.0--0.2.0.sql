@@ -324,7 +324,7 @@ CREATE OR REPLACE FUNCTION ddl_notify.delivery_status()
 RETURNS text
 LANGUAGE c STABLE AS 'MODULE_PATHNAME', 'ddl_notify_delivery_status';
 
--- issue 27: "before", "after" and "changes" of relations (src/relimage.c):
+-- issue 27: "before", "after" and "changes" of relations (src/imgcommand.c):
 -- the "before" image of an ALTER is read at ddl_command_start
 CREATE FUNCTION ddl_notify.capture_ddl_command_start() RETURNS event_trigger
 	LANGUAGE c AS 'MODULE_PATHNAME', 'ddl_notify_capture_ddl_command_start';

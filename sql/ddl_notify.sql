@@ -726,7 +726,7 @@ REVOKE ALL ON FUNCTION ddl_notify.subscriber_restore() FROM PUBLIC;
 
 -- Event triggers last: nothing above is recorded.
 -- ddl_command_start records nothing: it reads the "before" image of the
--- relation an ALTER will change (src/relimage.c).
+-- relation an ALTER will change (src/imgcommand.c).
 CREATE EVENT TRIGGER ddl_notify_ddl_command_start ON ddl_command_start
 	EXECUTE FUNCTION ddl_notify.capture_ddl_command_start();
 CREATE EVENT TRIGGER ddl_notify_ddl_command_end ON ddl_command_end

@@ -49,8 +49,9 @@
  *	 ddl_notify.max_query_length (its header states how).
  * - With ddl_notify.capture_changes on, "details" of events on tables,
  *	 views, materialized views and foreign tables also carry "before",
- *	 "after" and "changes" (relimage.c, which says when each is read).
- *	 ddl_command_start records no event: it lets relimage.c read the
+ *	 "after" and "changes" (imgcommand.c, which says when each is read;
+ *	 imgdrop.c for dropped relations).
+ *	 ddl_command_start records no event: it lets imgcommand.c read the
  *	 "before" image of the relation the command will change, and opens the
  *	 statement's frame for DDL replication's outbox (outbox.c).
  * - The rows of pg_event_trigger_ddl_commands() and
@@ -61,8 +62,9 @@
  *	 call's context).
  *
  * Floor: capture (under the entry): called by the event triggers through
- * fmgr and by ddl_notify.c; calls querytext.c, relimage.c, walmsg.c,
- * outbox.c, counter.c and common.c, never the API, the worker or the engine.
+ * fmgr and by ddl_notify.c; calls querytext.c, imgcommand.c, imgdrop.c,
+ * walmsg.c, outbox.c, counter.c and common.c, never the API, the worker or
+ * the delivery engine.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -109,7 +111,6 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "utils/xid8.h"
@@ -473,87 +474,6 @@ DdlnAlterTableName(CollectedATSubcmd *sub, AlterTableCmd *cmd)
 	return NULL;
 }
 
-/*
- * "details" is built as jsonb directly, with PostgreSQL's jsonb builder
- * (pushJsonbValue), as jsonb_in does after parsing: there is no JSON text
- * to print, escape and parse again for every event.  A scalar goes into the
- * open object (after its key) or array, whichever is innermost.
- */
-static void
-DdlnJsonPush(DdlnJsonbState *st, JsonbValue *v)
-{
-	DdlnJsonbPush(st, DdlnJsonbInner(st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
-}
-
-static void
-DdlnJsonKey(DdlnJsonbState *st, const char *key)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) key;
-	v.val.string.len = strlen(key);
-	DdlnJsonbPush(st, WJB_KEY, &v);
-}
-
-/* A string, or JSON null for NULL. */
-static void
-DdlnJsonString(DdlnJsonbState *st, const char *s)
-{
-	JsonbValue	v;
-
-	if (s == NULL)
-		v.type = jbvNull;
-	else
-	{
-		v.type = jbvString;
-		v.val.string.val = (char *) s;
-		v.val.string.len = strlen(s);
-	}
-	DdlnJsonPush(st, &v);
-}
-
-static void
-DdlnJsonBool(DdlnJsonbState *st, bool b)
-{
-	JsonbValue	v;
-
-	v.type = jbvBool;
-	v.val.boolean = b;
-	DdlnJsonPush(st, &v);
-}
-
-static void
-DdlnJsonInt(DdlnJsonbState *st, int64 i)
-{
-	JsonbValue	v;
-
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(i);
-	DdlnJsonPush(st, &v);
-}
-
-/* Open or close an object or array. */
-static void
-DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what)
-{
-	DdlnJsonbPush(st, what, NULL);
-}
-
-/* Close the outermost object: the finished jsonb. */
-static Jsonb *
-DdlnJsonFinish(DdlnJsonbState *st)
-{
-	return DdlnJsonbFinish(st);
-}
-
-/* Equal strings, or both NULL. */
-static bool
-DdlnStrEq(const char *a, const char *b)
-{
-	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
-}
-
 static Jsonb *
 DdlnAlterTableDetails(CollectedCommand *cmd)
 {
@@ -625,7 +545,7 @@ DdlnAlterTableDetails(CollectedCommand *cmd)
 		DdlnJsonToken(&st, WJB_END_OBJECT);
 	}
 	DdlnJsonToken(&st, WJB_END_ARRAY);
-	return DdlnJsonFinish(&st);
+	return DdlnJsonbFinish(&st);
 }
 
 /* The catalog an InternalGrant's objects live in, or InvalidOid. */
@@ -743,7 +663,7 @@ DdlnGrantDetails(InternalGrant *istmt)
 		}
 		DdlnJsonToken(&st, WJB_END_ARRAY);
 	}
-	return DdlnJsonFinish(&st);
+	return DdlnJsonbFinish(&st);
 }
 
 static void
@@ -1021,7 +941,7 @@ DdlnJsonTextArray(DdlnJsonbState *st, bool isnull, Datum arr)
  * ddl_command_start: records no event; opens the statement's outbox frame
  * (outbox.c: a CREATE TABLE AS writes its outbox row now) and reads the
  * "before" image of the relation an ALTER, RENAME, SET SCHEMA or CREATE OR
- * REPLACE VIEW will change (relimage.c), for ddl_command_end.
+ * REPLACE VIEW will change (imgcommand.c), for ddl_command_end.
  */
 Datum
 ddl_notify_capture_ddl_command_start(PG_FUNCTION_ARGS)
@@ -1115,7 +1035,7 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 
 			if (cmd && cmd->type == SCT_AlterTable)
 				row.details = DdlnAlterTableDetails(cmd);
-			/* "before", "after" and "changes" of a relation (relimage.c) */
+			/* "before", "after" and "changes" of a relation (imgcommand.c) */
 			if (ddln_capture_changes && row.has_address)
 				row.details = DdlnDetailsWith(row.details,
 											  DdlnImageForRow(row.classid, row.objid,
@@ -1242,7 +1162,7 @@ DdlnDropDetails(DdlnObjects *objs, bool original, bool normal)
 	DdlnJsonTextArray(&st, objs->nulls[10], objs->values[10]);
 	DdlnJsonKey(&st, "address_args");
 	DdlnJsonTextArray(&st, objs->nulls[11], objs->values[11]);
-	return DdlnJsonFinish(&st);
+	return DdlnJsonbFinish(&st);
 }
 
 /*
@@ -1287,7 +1207,7 @@ ddl_notify_capture_sql_drop(PG_FUNCTION_ARGS)
 			continue;
 
 		row.details = DdlnDropDetails(&objs, original, normal);
-		/* the pre-image of a dropped relation (relimage.c) */
+		/* the pre-image of a dropped relation (imgdrop.c) */
 		if (ddln_capture_changes && row.classid == RelationRelationId && row.objsubid == 0)
 			row.details = DdlnDetailsWith(row.details, DdlnImageTakeDropped(row.objid));
 
@@ -1363,7 +1283,7 @@ ddl_notify_capture_table_rewrite(PG_FUNCTION_ARGS)
 		}
 	}
 	DdlnJsonToken(&st, WJB_END_ARRAY);
-	row.details = DdlnJsonFinish(&st);
+	row.details = DdlnJsonbFinish(&st);
 
 	DdlnBeginCapture(&call);
 	DdlnInsertEvent(&call, &row);

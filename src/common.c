@@ -24,6 +24,11 @@
  *	 error, for the catalog functions whose only "no" is an ERROR.
  * - DdlnBeginSafe() enters the safe context; DdlnEndSafe() leaves it, or the
  *	 transaction's abort does.
+ * - jsonb is built directly with PostgreSQL's builder (pushJsonbValue,
+ *	 through compat.h's DdlnJsonbPush), as jsonb_in does after parsing: no
+ *	 JSON text is printed, escaped and parsed again.  DdlnJsonKey() and the
+ *	 scalar helpers here are the one set every builder of details uses
+ *	 (capture's keys, the images).
  *
  * Floor: ground: every file may call it; it calls no other file of
  * ddl_notify.
@@ -53,6 +58,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/syscache.h"
@@ -419,4 +425,83 @@ DdlnInsertRow(Relation rel, CatalogIndexState indstate, HeapTuple tup, bool publ
 					 false, info);
 	}
 	ExecDropSingleTupleTableSlot(slot);
+}
+
+/* ---------- building jsonb ---------- */
+
+/* A scalar, into the innermost open object (after its key) or array. */
+void
+DdlnJsonPush(DdlnJsonbState *st, JsonbValue *v)
+{
+	DdlnJsonbPush(st, DdlnJsonbInner(st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
+}
+
+void
+DdlnJsonKey(DdlnJsonbState *st, const char *key)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) key;
+	v.val.string.len = strlen(key);
+	DdlnJsonbPush(st, WJB_KEY, &v);
+}
+
+/* A string, or JSON null for NULL. */
+void
+DdlnJsonString(DdlnJsonbState *st, const char *s)
+{
+	JsonbValue	v;
+
+	if (s == NULL)
+		v.type = jbvNull;
+	else
+	{
+		v.type = jbvString;
+		v.val.string.val = (char *) s;
+		v.val.string.len = strlen(s);
+	}
+	DdlnJsonPush(st, &v);
+}
+
+void
+DdlnJsonBool(DdlnJsonbState *st, bool b)
+{
+	JsonbValue	v;
+
+	v.type = jbvBool;
+	v.val.boolean = b;
+	DdlnJsonPush(st, &v);
+}
+
+void
+DdlnJsonInt(DdlnJsonbState *st, int64 i)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	DdlnJsonPush(st, &v);
+}
+
+/* Open or close an object or array. */
+void
+DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what)
+{
+	DdlnJsonbPush(st, what, NULL);
+}
+
+/* key: "value" (JSON null for NULL) */
+void
+DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value)
+{
+	DdlnJsonKey(st, key);
+	DdlnJsonString(st, value);
+}
+
+/* Equal strings, or both NULL. */
+bool
+DdlnStrEq(const char *a, const char *b)
+{
+	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
 }

@@ -73,11 +73,14 @@
  *					function may be a handler and who may act for an owner
  *	  querytext.c	the statement text an event stores: secrets redacted,
  *					length capped
- *	  relimage.c	relation images for capture: "before", "after" and
- *					"changes" of the relations (sequences and composite
- *					types included) a command touches, dropped ones
- *					included (its object access hook reads those); the
- *					"after" of domains and enums
+ *	  relimage.c	relation images for capture, read from the catalogs:
+ *					the relations (sequences and composite types included)
+ *					a command touches, and the "after" of domains and enums
+ *	  imgdiff.c		the "changes" between two images
+ *	  imgcommand.c	which images a command's rows carry ("before" read at
+ *					ddl_command_start)
+ *	  imgdrop.c		"before" of dropped relations (the object access hook)
+ *					kept for sql_drop; relimage.h is the four files' own
  *	  walmsg.c		with ddl_notify.wal_messages on, each event written by
  *					capture also as a logical decoding message (CDC)
  *	  outbox.c		DDL replication on a publisher: one outbox row per
@@ -176,6 +179,15 @@ extern void DdlnLockSubscriptionPoint(LOCKMODE mode);
 extern const char *DdlnCurrentStatementText(void);
 extern Oid	DdlnExtensionOwner(void);
 extern bool DdlnTryQuietly(void (*fn) (void *arg), void *arg);
+/* common.c: building jsonb (st: a DdlnJsonbState *, compat.h) */
+extern void DdlnJsonPush(DdlnJsonbState *st, JsonbValue *v);
+extern void DdlnJsonKey(DdlnJsonbState *st, const char *key);
+extern void DdlnJsonString(DdlnJsonbState *st, const char *s);
+extern void DdlnJsonBool(DdlnJsonbState *st, bool b);
+extern void DdlnJsonInt(DdlnJsonbState *st, int64 i);
+extern void DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what);
+extern void DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value);
+extern bool DdlnStrEq(const char *a, const char *b);
 
 /* the statement the utility hook is running: its query string and slice */
 typedef struct DdlnStatement
@@ -201,13 +213,15 @@ extern char *DdlnCapQuery(const char *query);
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
 #define DDLN_WAL_MESSAGE_VERSION	2	/* the default "v" of the JSON content */
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
-/* relimage.c: relation images, "before", "after" and "changes" */
+/* imgcommand.c: the images of a command's rows */
 extern void DdlnImageCommandStart(Node *parsetree);
 extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
 extern void DdlnImageForgetBefore(void);
+/* imgdrop.c: "before" of dropped relations */
 extern Jsonb *DdlnImageTakeDropped(Oid relid);
 extern void DdlnImageForgetDropped(void);
 extern void DdlnImageInstallHooks(void);
+/* relimage.c: a relation's image now (DDL replication's check) */
 extern Jsonb *DdlnRelationImageNow(Oid relid);
 
 /* counter.c */

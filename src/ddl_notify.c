@@ -169,7 +169,7 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("ddl_notify");
 
-	/* "before" images of dropped relations (relimage.c) */
+	/* "before" images of dropped relations (imgdrop.c) */
 	DdlnImageInstallHooks();
 
 	RegisterXactCallback(DdlnXactCallback, NULL);

@@ -2,10 +2,11 @@
  *
  * imagetexts.c
  *	  Which keys of the relation images (details.before, details.after,
- *	  details.changes; relimage.c writes them, docs/reference.md "The
- *	  payload" describes them) hold statement texts or expressions, and the
- *	  copy of an event's details without them that a subscriber whose owner
- *	  may not read event.query receives (G10, issue 35).
+ *	  details.changes; relimage.c and imgdiff.c write them,
+ *	  docs/reference.md "The payload" describes them) hold statement texts
+ *	  or expressions, and the copy of an event's details without them that
+ *	  a subscriber whose owner may not read event.query receives (G10,
+ *	  issue 35).
  *
  * The one list is ddln_image_keys below: every key an image, a column, a
  * constraint or index, a partition's parent or a change carries, each

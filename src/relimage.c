@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * relimage.c
- *	  Relation images and the changes between two of them: what a DDL
- *	  command did to the shape of a table, partitioned table, view,
- *	  materialized view, foreign table, sequence or composite type
- *	  ("before", "after" and "changes" in an event's details;
- *	  docs/reference.md, "The payload"), and the "after" image of a domain
- *	  or an enum (DdlnTypeImageDetails: base type, collation, default, NOT
- *	  NULL and CHECK constraints; labels in order).
+ *	  Reading an object into an image: the shape of a table, partitioned
+ *	  table, view, materialized view, foreign table, sequence or composite
+ *	  type ("before" and "after" in an event's details; docs/reference.md,
+ *	  "The payload"), and the "after" image of a domain or an enum
+ *	  (DdlnTypeImageDetails: base type, collation, default, NOT NULL and
+ *	  CHECK constraints; labels in order).  imgdiff.c computes the changes
+ *	  between two images, imgcommand.c and imgdrop.c decide when an image
+ *	  is read (relimage.h names the four).
  *
  * An image is read from the catalogs as PostgreSQL prints them: columns
  * (format_type with typmod; pg_get_expr for defaults and generated
@@ -27,77 +28,43 @@
  * builds it to drop the relation), the constraints from pg_constraint.
  *
  * Rules kept here:
- * - With ddl_notify.capture_changes off nothing here runs: no image is
- *	 read, no lock taken, no key written.
- * - "before" of ALTER TABLE, ALTER SEQUENCE, RENAME, ALTER ... SET SCHEMA,
- *	 CREATE OR REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
- *	 ddl_command_start (DdlnImageCommandStart), only for the relation the
- *	 command names (an index's: its table), after taking the lock the
- *	 command itself will take (on the index for ALTER INDEX RENAME, which
- *	 locks nothing else), so that nothing changes it between the image
- *	 and the command.  The lock is taken only after the name resolved to a
- *	 relation the user owns: a user cannot make us wait on (or hold) a lock
- *	 on a relation the command would refuse to touch.  A relation that does
- *	 not exist, is not the user's, is temporary (unless
- *	 ddl_notify.capture_temp) or the extension's own is skipped: never an
- *	 error of ours.  The images wait, in a list that lives in the
- *	 transaction's memory, for ddl_command_end, which takes them by OID.
- * - "before" of a DROP (cascaded objects included, DROP SCHEMA, DROP
- *	 OWNED, ALTER TABLE ... DROP COLUMN CASCADE) is read by the object
- *	 access hook (DdlnImageObjectAccess): PostgreSQL calls it with OAT_DROP
- *	 right before it deletes each object, and deletes what depends on a
- *	 relation (its indexes, constraints, defaults, rules, columns) before
- *	 the relation.  So at the first deletion of anything of
- *	 a relation, the relation is still whole: its image is read then.  This
- *	 is way (a) of the two ways one could do it (images read before the
- *	 deletions, kept for sql_drop), made exact: only relations that are
- *	 actually dropped (or lose a part) are read, with no guess at what a
- *	 CASCADE will take.  The other way, reading at sql_drop through a copy
- *	 of a catalog snapshot taken before the drop, would need ruleutils and
- *	 the syscache (which use the current catalog snapshot) to read through
- *	 it, on every version: not done.
- * - Dropped images are kept flattened (jsonb) in memory up to work_mem,
- *	 then in a temporary file, with a hash table of OIDs to find them:
- *	 memory per dropped relation is a hash entry, whatever the number of
- *	 relations (DROP SCHEMA of thousands of tables).  sql_drop takes them
- *	 by OID (DdlnImageTakeDropped) and forgets them all at its end
- *	 (DdlnImageForgetDropped).
- * - Everything kept lives in the transaction's memory; the transaction's
- *	 end forgets it (an xact callback registered here at first use).  The
- *	 temporary file belongs to the transaction's resource owner and is
- *	 closed by sql_drop, or at PRE_COMMIT when a command's sql_drop did not
- *	 run; a subtransaction's rollback forgets the dropped images it may
- *	 have read.
- * - Every ddl_command_end row of a sequence has "after", even without
- *	 "before" and in a second row of the same command: PostgreSQL reports a
- *	 serial column's sequence twice in a CREATE TABLE (CREATE, then OWNED
- *	 BY), and an identity's sequence altered through ALTER TABLE under no
- *	 name of its own.  Reading one costs a syscache lookup and an index
- *	 scan of the sequence's own pg_depend rows.
- * - Changes are computed between two images: columns matched by attnum,
- *	 constraints and indexes by name, a renamed one by its OID.  An index
- *	 that implements a constraint comes and goes with its constraint and
- *	 has no change of its own (ADD CONSTRAINT ... USING INDEX names the
- *	 index it took over in its change).  A constraint of the same OID
- *	 validated or made [NOT] DEFERRABLE is altered, not dropped and added:
- *	 its definition is printed again, never reused from "before".
+ * - With ddl_notify.capture_changes off nothing here runs (its callers,
+ *	 imgcommand.c and imgdrop.c, check).
+ * - An image is read into a DdlnImage (relimage.h) and written as jsonb
+ *	 (DdlnImgPushImage); the files that diff and keep images see only
+ *	 those.  Names are qualified as pg_dump prints them: read with
+ *	 search_path set to pg_catalog alone.
+ * - The relation cache's entry is used where it has what is read (the
+ *	 command that touched the relation built it already, and a DROP builds
+ *	 it to drop the relation); pg_constraint is scanned for constraints.
+ * - "after" reuses a definition of "before" only where nothing could have
+ *	 changed it (DdlnImageMayReuse): an index nothing renamed; a constraint
+ *	 of the same OID validated or made [NOT] DEFERRABLE is printed again.
+ * - A plain index's definition (key columns only, default operator
+ *	 classes, no expression, predicate, storage parameter, sort option or
+ *	 own collation) is printed here as ruleutils prints it, with the
+ *	 default operator classes looked up once per image; any other goes
+ *	 through pg_get_indexdef.  sql/047_index_definitions compares the two.
  * - What PostgreSQL makes and drops by itself is left out as pg_dump leaves
  *	 it out: a foreign key's clones (conparentid set).  A partitioned
  *	 table's valid index is printed without "ON ONLY" (pg_get_indexdef
  *	 prints it always): it made its partitions' indexes.
+ * - A view's query is read through DdlnTryQuietly (an error of ruleutils
+ *	 never reaches the user's statement), never for a dropped view
+ *	 (ruleutils runs SQL, which the object access hook must not).
+ * - A domain's default and constraints, like every expression here, are
+ *	 texts that imagetexts.c withholds from a subscriber whose owner may
+ *	 not read statement texts (G10).
  *
- * Sections, in file order: JSON building; reading an image (relations,
- * sequences; DdlnImageRead); changes (DdlnImgPushChanges); type images
- * (DdlnTypeImageDetails); the transaction's end; "before" at
- * ddl_command_start (DdlnImageCommandStart) and the images of a row
- * (DdlnImageForRow); "before" of dropped relations (the object access
- * hook, DdlnImageTakeDropped).
+ * Sections, in file order: reading an image (relations, sequences;
+ * DdlnImageRead); writing it as jsonb (DdlnImgPushImage); type images
+ * (DdlnTypeImageDetails); which relations have images (DdlnImageSkipped,
+ * DdlnImageRelationOf); the image DDL replication checks against
+ * (DdlnRelationImageNow).
  *
- * Floor: engine (capture's helper): called by capture.c, by apply.c (the
- * image DDL replication checks against, DdlnRelationImageNow), and by
- * ddl_notify.c (_PG_init installs the object access hook, which the server
- * calls);
- * calls common.c only.
+ * Floor: engine (capture's helper; relimage.h says how the image files
+ * call each other): called by imgdiff.c, imgcommand.c, imgdrop.c and by
+ * apply.c (DdlnRelationImageNow); calls common.c only.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -116,7 +83,6 @@
 #include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
-#include "catalog/objectaccess.h"
 #include "catalog/partition.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_attrdef.h"
@@ -137,7 +103,6 @@
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
-#include "storage/buffile.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -155,178 +120,12 @@
 #include "utils/syscache.h"
 
 #include "common.h"
-
-typedef struct DdlnImgColumn
-{
-	char	   *name;
-	int			attnum;
-	char	   *type;
-	char	   *collation;		/* NULL: the type's */
-	bool		not_null;
-	char	   *def;			/* default expression, or NULL */
-	char		identity;		/* '\0', ATTRIBUTE_IDENTITY_ALWAYS or _BY_DEFAULT */
-	char	   *generated;		/* generated expression, or NULL */
-} DdlnImgColumn;
-
-/* a constraint or an index */
-typedef struct DdlnImgPart
-{
-	Oid			oid;
-	Oid			indexid;		/* a constraint's index (p, u, x), else 0 */
-	char	   *name;
-	const char *type;			/* constraints: "primary key"... */
-	char	   *definition;
-	char	   *constraint;		/* indexes: the constraint it implements */
-	/* constraints: what ALTER TABLE can change in place (same OID) */
-	bool		validated;
-	bool		deferrable;
-	bool		deferred;
-} DdlnImgPart;
-
-/* a sequence's parameters (pg_sequence) and the column owning it */
-typedef struct DdlnImgSequence
-{
-	char	   *type;
-	int64		start;
-	int64		increment;
-	int64		min;
-	int64		max;
-	int64		cache;
-	bool		cycle;
-	char	   *owner_schema;	/* NULL: owned by no column */
-	char	   *owner_name;
-	char	   *owner_column;
-	bool		owner_identity; /* the column's identity sequence */
-} DdlnImgSequence;
-
-typedef struct DdlnImage
-{
-	Oid			relid;
-	char	   *schema;
-	char	   *name;
-	char		relkind;
-	bool		unlogged;
-	List	   *reloptions;		/* "name=value" strings (WITH (...)) */
-	DdlnImgSequence *seq;		/* a sequence's, else NULL */
-	int			ncolumns;
-	DdlnImgColumn *columns;
-	int			nconstraints;
-	DdlnImgPart *constraints;
-	int			nindexes;
-	DdlnImgPart *indexes;
-	char		replident;
-	char	   *replident_index;
-	/* what only some kinds have (DdlnImageReadKind), else NULL */
-	char	   *definition;		/* a view's or materialized view's query */
-	char	   *partition_key;	/* a partitioned table's PARTITION BY */
-	char	   *server;			/* a foreign table's server */
-	List	   *options;		/* and its options, "name=value" strings */
-	char	   *parent_schema;	/* a partition's partitioned table */
-	char	   *parent_name;
-	char	   *partition_bound;	/* and its FOR VALUES ... or DEFAULT */
-} DdlnImage;
-
-/* "before" images of the running command, read at ddl_command_start */
-static MemoryContext pending_cxt = NULL;
-static List *pending = NIL;		/* of DdlnImage * */
-static List *given = NIL;		/* relations whose images a row of the
-								 * command carries already */
-
-/* images of dropped relations, read by the object access hook */
-typedef struct DdlnDroppedEnt
-{
-	Oid			relid;			/* hash key */
-	int			len;			/* -1: no image (not a relation of ours) */
-	Jsonb	   *mem;			/* in memory, or NULL: in the file */
-	int			fileno;
-	off_t		offset;
-} DdlnDroppedEnt;
-
-static MemoryContext dropped_cxt = NULL;
-static HTAB *dropped = NULL;
-static BufFile *dropped_file = NULL;
-static Size dropped_mem = 0;
-static int	dropped_end_fileno = 0;	/* where the next image goes in the file */
-static off_t dropped_end_offset = 0;
-
-static object_access_hook_type prev_object_access_hook = NULL;
-
-static Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
-static bool xact_callback_registered = false;
-
-/* ---------- JSON building (jsonb directly, as capture.c builds it) ---------- */
-
-static void
-DdlnImgPush(DdlnJsonbState *st, JsonbValue *v)
-{
-	DdlnJsonbPush(st, DdlnJsonbInner(st)->contVal.type == jbvArray ? WJB_ELEM : WJB_VALUE, v);
-}
-
-static void
-DdlnImgKey(DdlnJsonbState *st, const char *key)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) key;
-	v.val.string.len = strlen(key);
-	DdlnJsonbPush(st, WJB_KEY, &v);
-}
-
-static void
-DdlnImgString(DdlnJsonbState *st, const char *s)
-{
-	JsonbValue	v;
-
-	if (s == NULL)
-		v.type = jbvNull;
-	else
-	{
-		v.type = jbvString;
-		v.val.string.val = (char *) s;
-		v.val.string.len = strlen(s);
-	}
-	DdlnImgPush(st, &v);
-}
-
-static void
-DdlnImgBool(DdlnJsonbState *st, bool b)
-{
-	JsonbValue	v;
-
-	v.type = jbvBool;
-	v.val.boolean = b;
-	DdlnImgPush(st, &v);
-}
-
-static void
-DdlnImgInt(DdlnJsonbState *st, int64 i)
-{
-	JsonbValue	v;
-
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(i);
-	DdlnImgPush(st, &v);
-}
-
-static void
-DdlnImgToken(DdlnJsonbState *st, JsonbIteratorToken what)
-{
-	DdlnJsonbPush(st, what, NULL);
-}
-
-/* key: "string" */
-static void
-DdlnImgPair(DdlnJsonbState *st, const char *key, const char *value)
-{
-	DdlnImgKey(st, key);
-	DdlnImgString(st, value);
-}
+#include "relimage.h"
 
 /* ---------- reading an image ---------- */
 
 /* Is this a relation kind that has images? */
-static bool
+bool
 DdlnImageKind(char relkind)
 {
 	return relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
@@ -978,7 +777,7 @@ DdlnImageReadRelOptions(DdlnImage *img)
  * indexes are taken from it instead of printed again.  "dropped": read for
  * a drop's pre-image (no view query, DdlnImageReadKind).
  */
-static DdlnImage *
+DdlnImage *
 DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 {
 	Relation	rel;
@@ -1023,7 +822,7 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 	return img;
 }
 
-static const char *
+const char *
 DdlnIdentityName(char identity)
 {
 	if (identity == ATTRIBUTE_IDENTITY_ALWAYS)
@@ -1033,7 +832,7 @@ DdlnIdentityName(char identity)
 	return NULL;
 }
 
-static const char *
+const char *
 DdlnReplIdentName(char ri)
 {
 	switch (ri)
@@ -1053,554 +852,149 @@ DdlnReplIdentName(char ri)
  * (shorter first, then bytewise), so that its sort of the keys finds them
  * sorted already.
  */
-static void
+void
 DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col)
 {
-	DdlnImgToken(st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(st, "name", col->name);
-	DdlnImgPair(st, "type", col->type);
-	DdlnImgKey(st, "attnum");
-	DdlnImgInt(st, col->attnum);
-	DdlnImgPair(st, "default", col->def);
-	DdlnImgPair(st, "identity", DdlnIdentityName(col->identity));
-	DdlnImgKey(st, "not_null");
-	DdlnImgBool(st, col->not_null);
-	DdlnImgPair(st, "collation", col->collation);
-	DdlnImgPair(st, "generated", col->generated);
-	DdlnImgToken(st, WJB_END_OBJECT);
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "name", col->name);
+	DdlnJsonPair(st, "type", col->type);
+	DdlnJsonKey(st, "attnum");
+	DdlnJsonInt(st, col->attnum);
+	DdlnJsonPair(st, "default", col->def);
+	DdlnJsonPair(st, "identity", DdlnIdentityName(col->identity));
+	DdlnJsonKey(st, "not_null");
+	DdlnJsonBool(st, col->not_null);
+	DdlnJsonPair(st, "collation", col->collation);
+	DdlnJsonPair(st, "generated", col->generated);
+	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
-static void
+void
 DdlnImgPushConstraint(DdlnJsonbState *st, const DdlnImgPart *con)
 {
-	DdlnImgToken(st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(st, "name", con->name);
-	DdlnImgPair(st, "type", con->type);
-	DdlnImgPair(st, "definition", con->definition);
-	DdlnImgToken(st, WJB_END_OBJECT);
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "name", con->name);
+	DdlnJsonPair(st, "type", con->type);
+	DdlnJsonPair(st, "definition", con->definition);
+	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
-static void
+void
 DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind)
 {
-	DdlnImgToken(st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(st, "name", ind->name);
-	DdlnImgPair(st, "constraint", ind->constraint);
-	DdlnImgPair(st, "definition", ind->definition);
-	DdlnImgToken(st, WJB_END_OBJECT);
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "name", ind->name);
+	DdlnJsonPair(st, "constraint", ind->constraint);
+	DdlnJsonPair(st, "definition", ind->definition);
+	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
 /* The column owning a sequence, {"schema", "name", "column", "identity"}, or null. */
-static void
+void
 DdlnImgPushOwner(DdlnJsonbState *st, const DdlnImgSequence *seq)
 {
 	if (seq->owner_name == NULL)
 	{
-		DdlnImgString(st, NULL);
+		DdlnJsonString(st, NULL);
 		return;
 	}
-	DdlnImgToken(st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(st, "name", seq->owner_name);
-	DdlnImgPair(st, "column", seq->owner_column);
-	DdlnImgPair(st, "schema", seq->owner_schema);
-	DdlnImgKey(st, "identity");
-	DdlnImgBool(st, seq->owner_identity);
-	DdlnImgToken(st, WJB_END_OBJECT);
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "name", seq->owner_name);
+	DdlnJsonPair(st, "column", seq->owner_column);
+	DdlnJsonPair(st, "schema", seq->owner_schema);
+	DdlnJsonKey(st, "identity");
+	DdlnJsonBool(st, seq->owner_identity);
+	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
 /* A list of strings as an array. */
-static void
+void
 DdlnImgPushStrings(DdlnJsonbState *st, List *strings)
 {
 	ListCell   *lc;
 
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	foreach(lc, strings)
-		DdlnImgString(st, (const char *) lfirst(lc));
-	DdlnImgToken(st, WJB_END_ARRAY);
+		DdlnJsonString(st, (const char *) lfirst(lc));
+	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 
 /* An image as the next value of "st". */
-static void
+void
 DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 {
-	DdlnImgToken(st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(st, "kind", DdlnImageKindName(img->relkind));
-	DdlnImgPair(st, "name", img->name);
-	DdlnImgPair(st, "schema", img->schema);
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "kind", DdlnImageKindName(img->relkind));
+	DdlnJsonPair(st, "name", img->name);
+	DdlnJsonPair(st, "schema", img->schema);
 	if (img->unlogged)
 	{
-		DdlnImgKey(st, "unlogged");
-		DdlnImgBool(st, true);
+		DdlnJsonKey(st, "unlogged");
+		DdlnJsonBool(st, true);
 	}
 	if (img->seq)
 	{
 		/* a sequence: its parameters and owner, nothing of a table's */
-		DdlnImgPair(st, "type", img->seq->type);
-		DdlnImgKey(st, "start");
-		DdlnImgInt(st, img->seq->start);
-		DdlnImgKey(st, "increment");
-		DdlnImgInt(st, img->seq->increment);
-		DdlnImgKey(st, "min");
-		DdlnImgInt(st, img->seq->min);
-		DdlnImgKey(st, "max");
-		DdlnImgInt(st, img->seq->max);
-		DdlnImgKey(st, "cache");
-		DdlnImgInt(st, img->seq->cache);
-		DdlnImgKey(st, "cycle");
-		DdlnImgBool(st, img->seq->cycle);
-		DdlnImgKey(st, "owned_by");
+		DdlnJsonPair(st, "type", img->seq->type);
+		DdlnJsonKey(st, "start");
+		DdlnJsonInt(st, img->seq->start);
+		DdlnJsonKey(st, "increment");
+		DdlnJsonInt(st, img->seq->increment);
+		DdlnJsonKey(st, "min");
+		DdlnJsonInt(st, img->seq->min);
+		DdlnJsonKey(st, "max");
+		DdlnJsonInt(st, img->seq->max);
+		DdlnJsonKey(st, "cache");
+		DdlnJsonInt(st, img->seq->cache);
+		DdlnJsonKey(st, "cycle");
+		DdlnJsonBool(st, img->seq->cycle);
+		DdlnJsonKey(st, "owned_by");
 		DdlnImgPushOwner(st, img->seq);
-		DdlnImgToken(st, WJB_END_OBJECT);
+		DdlnJsonToken(st, WJB_END_OBJECT);
 		return;
 	}
-	DdlnImgKey(st, "columns");
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	DdlnJsonKey(st, "columns");
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < img->ncolumns; i++)
 		DdlnImgPushColumn(st, &img->columns[i]);
-	DdlnImgToken(st, WJB_END_ARRAY);
-	DdlnImgKey(st, "indexes");
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(st, WJB_END_ARRAY);
+	DdlnJsonKey(st, "indexes");
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < img->nindexes; i++)
 		DdlnImgPushIndex(st, &img->indexes[i]);
-	DdlnImgToken(st, WJB_END_ARRAY);
-	DdlnImgKey(st, "constraints");
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(st, WJB_END_ARRAY);
+	DdlnJsonKey(st, "constraints");
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < img->nconstraints; i++)
 		DdlnImgPushConstraint(st, &img->constraints[i]);
-	DdlnImgToken(st, WJB_END_ARRAY);
-	DdlnImgPair(st, "replica_identity", DdlnReplIdentName(img->replident));
-	DdlnImgPair(st, "replica_identity_index", img->replident_index);
+	DdlnJsonToken(st, WJB_END_ARRAY);
+	DdlnJsonPair(st, "replica_identity", DdlnReplIdentName(img->replident));
+	DdlnJsonPair(st, "replica_identity_index", img->replident_index);
 	if (img->definition)
-		DdlnImgPair(st, "definition", img->definition);
+		DdlnJsonPair(st, "definition", img->definition);
 	if (img->partition_key)
-		DdlnImgPair(st, "partition_key", img->partition_key);
+		DdlnJsonPair(st, "partition_key", img->partition_key);
 	if (img->partition_bound && img->parent_name)
 	{
-		DdlnImgKey(st, "partition_of");
-		DdlnImgToken(st, WJB_BEGIN_OBJECT);
-		DdlnImgPair(st, "schema", img->parent_schema);
-		DdlnImgPair(st, "name", img->parent_name);
-		DdlnImgToken(st, WJB_END_OBJECT);
-		DdlnImgPair(st, "partition_bound", img->partition_bound);
+		DdlnJsonKey(st, "partition_of");
+		DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+		DdlnJsonPair(st, "schema", img->parent_schema);
+		DdlnJsonPair(st, "name", img->parent_name);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+		DdlnJsonPair(st, "partition_bound", img->partition_bound);
 	}
 	if (img->server)
 	{
-		DdlnImgPair(st, "server", img->server);
-		DdlnImgKey(st, "options");
+		DdlnJsonPair(st, "server", img->server);
+		DdlnJsonKey(st, "options");
 		DdlnImgPushStrings(st, img->options);
 	}
 	if (img->reloptions)
 	{
-		DdlnImgKey(st, "reloptions");
+		DdlnJsonKey(st, "reloptions");
 		DdlnImgPushStrings(st, img->reloptions);
 	}
-	DdlnImgToken(st, WJB_END_OBJECT);
-}
-
-/* ---------- changes ---------- */
-
-static bool
-DdlnSame(const char *a, const char *b)
-{
-	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
-}
-
-/* {"op": op, "column": column, [then the caller's keys]} opened */
-static void
-DdlnChangeBegin(DdlnJsonbState *st, const char *op, const char *column)
-{
-	DdlnImgToken(st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(st, "op", op);
-	if (column)
-		DdlnImgPair(st, "column", column);
-}
-
-static void
-DdlnChangeOldNew(DdlnJsonbState *st, const char *op, const char *column,
-				 const char *old, const char *new)
-{
-	DdlnChangeBegin(st, op, column);
-	DdlnImgPair(st, "old", old);
-	DdlnImgPair(st, "new", new);
-	DdlnImgToken(st, WJB_END_OBJECT);
-}
-
-static void
-DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *a)
-{
-	if (!DdlnSame(b->name, a->name))
-		DdlnChangeOldNew(st, "rename column", NULL, b->name, a->name);
-	if (!DdlnSame(b->type, a->type))
-		DdlnChangeOldNew(st, "alter column type", a->name, b->type, a->type);
-	if (!DdlnSame(b->collation, a->collation))
-		DdlnChangeOldNew(st, "set collation", a->name, b->collation, a->collation);
-	if (b->not_null != a->not_null)
-	{
-		DdlnChangeBegin(st, a->not_null ? "set not null" : "drop not null", a->name);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-	if (!DdlnSame(b->def, a->def))
-	{
-		if (a->def == NULL)
-		{
-			DdlnChangeBegin(st, "drop default", a->name);
-			DdlnImgPair(st, "old", b->def);
-			DdlnImgToken(st, WJB_END_OBJECT);
-		}
-		else
-			DdlnChangeOldNew(st, "set default", a->name, b->def, a->def);
-	}
-	if (b->identity != a->identity)
-	{
-		if (b->identity == '\0')
-		{
-			DdlnChangeBegin(st, "add identity", a->name);
-			DdlnImgPair(st, "identity", DdlnIdentityName(a->identity));
-			DdlnImgToken(st, WJB_END_OBJECT);
-		}
-		else if (a->identity == '\0')
-		{
-			DdlnChangeBegin(st, "drop identity", a->name);
-			DdlnImgPair(st, "old", DdlnIdentityName(b->identity));
-			DdlnImgToken(st, WJB_END_OBJECT);
-		}
-		else
-			DdlnChangeOldNew(st, "set identity", a->name,
-							 DdlnIdentityName(b->identity), DdlnIdentityName(a->identity));
-	}
-	if (!DdlnSame(b->generated, a->generated))
-	{
-		if (a->generated == NULL)
-		{
-			DdlnChangeBegin(st, "drop expression", a->name);
-			DdlnImgPair(st, "old", b->generated);
-			DdlnImgToken(st, WJB_END_OBJECT);
-		}
-		else
-			DdlnChangeOldNew(st, "set expression", a->name, b->generated, a->generated);
-	}
-}
-
-static bool DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a);
-
-static const DdlnImgPart *
-DdlnFindPart(const DdlnImgPart *parts, int n, const char *name, Oid oid)
-{
-	for (int i = 0; i < n; i++)
-	{
-		if (name ? strcmp(parts[i].name, name) == 0 : parts[i].oid == oid)
-			return &parts[i];
-	}
-	return NULL;
-}
-
-/*
- * Is a constraint or index of the same name another one now?  A constraint
- * whose definition changed; an index rebuilt (another OID) with another
- * definition.  The same index keeps its OID while its definition text
- * follows a rename of its table: that is no change of the index.
- */
-static bool
-DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
-{
-	if (indexes)
-		return b->oid != a->oid && !DdlnSame(b->definition, a->definition);
-	if (DdlnConstraintAltered(b, a))
-		return false;
-	return !DdlnSame(b->definition, a->definition) || !DdlnSame(b->type, a->type);
-}
-
-/*
- * Was a constraint altered in place: the same one (OID) validated (VALIDATE
- * CONSTRAINT) or made [NOT] DEFERRABLE (ALTER CONSTRAINT)?
- */
-static bool
-DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a)
-{
-	return b->oid == a->oid &&
-		(b->validated != a->validated || b->deferrable != a->deferrable ||
-		 b->deferred != a->deferred);
-}
-
-/*
- * "validate constraint" {name} and "alter constraint" {name, deferrable,
- * deferred} of a constraint altered in place.
- */
-static void
-DdlnDiffConstraintFlags(DdlnJsonbState *st, const DdlnImgPart *b, const DdlnImgPart *a)
-{
-	if (b->deferrable != a->deferrable || b->deferred != a->deferred)
-	{
-		DdlnChangeBegin(st, "alter constraint", NULL);
-		DdlnImgPair(st, "name", a->name);
-		DdlnImgKey(st, "deferred");
-		DdlnImgBool(st, a->deferred);
-		DdlnImgKey(st, "deferrable");
-		DdlnImgBool(st, a->deferrable);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-	if (!b->validated && a->validated)
-	{
-		DdlnChangeBegin(st, "validate constraint", NULL);
-		DdlnImgPair(st, "name", a->name);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-}
-
-/*
- * Constraints or indexes: renamed (same OID, other name), dropped, added,
- * or changed (same name, other definition: dropped and added again).
- * Indexes of a constraint are left out.
- */
-static void
-DdlnDiffParts(DdlnJsonbState *st, bool indexes,
-			  const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an,
-			  const DdlnImage *b)
-{
-	const char *rename_op = indexes ? "rename index" : "rename constraint";
-	const char *drop_op = indexes ? "drop index" : "drop constraint";
-	const char *add_op = indexes ? "add index" : "add constraint";
-
-	/* renames: in the new name order */
-	for (int i = 0; i < an; i++)
-	{
-		const DdlnImgPart *old = DdlnFindPart(bp, bn, NULL, ap[i].oid);
-
-		if (indexes && ap[i].constraint)
-			continue;
-		if (old && strcmp(old->name, ap[i].name) != 0 &&
-			DdlnFindPart(ap, an, old->name, InvalidOid) == NULL)
-			DdlnChangeOldNew(st, rename_op, NULL, old->name, ap[i].name);
-	}
-	/* dropped, or changed: in name order */
-	for (int i = 0; i < bn; i++)
-	{
-		const DdlnImgPart *now = DdlnFindPart(ap, an, bp[i].name, InvalidOid);
-		const DdlnImgPart *renamed = DdlnFindPart(ap, an, NULL, bp[i].oid);
-
-		if (indexes && (bp[i].constraint || (now && now->constraint)))
-			continue;
-		if (now == NULL && renamed != NULL &&
-			DdlnFindPart(ap, an, bp[i].name, InvalidOid) == NULL)
-			continue;			/* renamed, above */
-		if (now == NULL || DdlnPartChanged(indexes, &bp[i], now))
-		{
-			DdlnChangeBegin(st, drop_op, NULL);
-			DdlnImgPair(st, "name", bp[i].name);
-			DdlnImgToken(st, WJB_END_OBJECT);
-		}
-	}
-	/* added, or changed */
-	for (int i = 0; i < an; i++)
-	{
-		const DdlnImgPart *was = DdlnFindPart(bp, bn, ap[i].name, InvalidOid);
-		const DdlnImgPart *renamed = DdlnFindPart(bp, bn, NULL, ap[i].oid);
-
-		if (indexes && (ap[i].constraint || (was && was->constraint)))
-			continue;
-		if (was == NULL && renamed != NULL)
-			continue;			/* renamed, above */
-		if (!indexes && was && DdlnConstraintAltered(was, &ap[i]))
-			DdlnDiffConstraintFlags(st, was, &ap[i]);
-		else if (was == NULL || DdlnPartChanged(indexes, was, &ap[i]))
-		{
-			const DdlnImgPart *taken = NULL;
-
-			DdlnChangeBegin(st, add_op, NULL);
-			DdlnImgKey(st, indexes ? "index" : "constraint");
-			if (indexes)
-				DdlnImgPushIndex(st, &ap[i]);
-			else
-				DdlnImgPushConstraint(st, &ap[i]);
-
-			/*
-			 * ADD CONSTRAINT ... USING INDEX: the constraint took over an
-			 * index the table had (and gave it its name)
-			 */
-			if (!indexes && OidIsValid(ap[i].indexid))
-				taken = DdlnFindPart(b->indexes, b->nindexes, NULL, ap[i].indexid);
-			if (taken && taken->constraint == NULL)
-				DdlnImgPair(st, "using_index", taken->name);
-			DdlnImgToken(st, WJB_END_OBJECT);
-		}
-	}
-}
-
-/* Do two lists of strings hold the same, in the same order? */
-static bool
-DdlnSameStrings(List *a, List *b)
-{
-	ListCell   *la,
-			   *lb;
-
-	if (list_length(a) != list_length(b))
-		return false;
-	forboth(la, a, lb, b)
-	{
-		if (strcmp((const char *) lfirst(la), (const char *) lfirst(lb)) != 0)
-			return false;
-	}
-	return true;
-}
-
-/* {"op": "set sequence option", "option": option, "old": b, "new": a} */
-static void
-DdlnChangeSeqOption(DdlnJsonbState *st, const char *option, int64 b, int64 a)
-{
-	if (b == a)
-		return;
-	DdlnChangeBegin(st, "set sequence option", NULL);
-	DdlnImgPair(st, "option", option);
-	DdlnImgKey(st, "old");
-	DdlnImgInt(st, b);
-	DdlnImgKey(st, "new");
-	DdlnImgInt(st, a);
-	DdlnImgToken(st, WJB_END_OBJECT);
-}
-
-/* A sequence's changes: each parameter, then its owner. */
-static void
-DdlnImgPushSequenceChanges(DdlnJsonbState *st, const DdlnImgSequence *b,
-						   const DdlnImgSequence *a)
-{
-	if (!DdlnSame(b->type, a->type))
-	{
-		DdlnChangeBegin(st, "set sequence option", NULL);
-		DdlnImgPair(st, "option", "type");
-		DdlnImgPair(st, "old", b->type);
-		DdlnImgPair(st, "new", a->type);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-	DdlnChangeSeqOption(st, "start", b->start, a->start);
-	DdlnChangeSeqOption(st, "increment", b->increment, a->increment);
-	DdlnChangeSeqOption(st, "min", b->min, a->min);
-	DdlnChangeSeqOption(st, "max", b->max, a->max);
-	DdlnChangeSeqOption(st, "cache", b->cache, a->cache);
-	if (b->cycle != a->cycle)
-	{
-		DdlnChangeBegin(st, "set sequence option", NULL);
-		DdlnImgPair(st, "option", "cycle");
-		DdlnImgKey(st, "old");
-		DdlnImgBool(st, b->cycle);
-		DdlnImgKey(st, "new");
-		DdlnImgBool(st, a->cycle);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-	if (!DdlnSame(b->owner_schema, a->owner_schema) || !DdlnSame(b->owner_name, a->owner_name) ||
-		!DdlnSame(b->owner_column, a->owner_column) || b->owner_identity != a->owner_identity)
-	{
-		DdlnChangeBegin(st, "set owned by", NULL);
-		DdlnImgKey(st, "old");
-		DdlnImgPushOwner(st, b);
-		DdlnImgKey(st, "new");
-		DdlnImgPushOwner(st, a);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-}
-
-/* The changes from "b" to "a", as the next value of "st" (an array). */
-static void
-DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
-{
-	int			i = 0,
-				j = 0;
-
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
-	if (strcmp(b->name, a->name) != 0)
-		DdlnChangeOldNew(st, "rename", NULL, b->name, a->name);
-	if (strcmp(b->schema, a->schema) != 0)
-		DdlnChangeOldNew(st, "set schema", NULL, b->schema, a->schema);
-	if (b->unlogged != a->unlogged)
-	{
-		DdlnChangeBegin(st, a->unlogged ? "set unlogged" : "set logged", NULL);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-	if (b->seq && a->seq)
-	{
-		DdlnImgPushSequenceChanges(st, b->seq, a->seq);
-		DdlnImgToken(st, WJB_END_ARRAY);
-		return;
-	}
-
-	/* columns by attnum: both lists are in attnum order */
-	while (i < b->ncolumns || j < a->ncolumns)
-	{
-		if (j >= a->ncolumns ||
-			(i < b->ncolumns && b->columns[i].attnum < a->columns[j].attnum))
-		{
-			DdlnChangeBegin(st, "drop column", b->columns[i].name);
-			DdlnImgToken(st, WJB_END_OBJECT);
-			i++;
-		}
-		else if (i >= b->ncolumns || a->columns[j].attnum < b->columns[i].attnum)
-		{
-			DdlnChangeBegin(st, "add column", NULL);
-			DdlnImgKey(st, "column");
-			DdlnImgPushColumn(st, &a->columns[j]);
-			DdlnImgToken(st, WJB_END_OBJECT);
-			j++;
-		}
-		else
-			DdlnDiffColumn(st, &b->columns[i++], &a->columns[j++]);
-	}
-
-	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints, b);
-	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes, b);
-
-	/* a view's or materialized view's query (CREATE OR REPLACE VIEW) */
-	if (b->definition && a->definition && strcmp(b->definition, a->definition) != 0)
-		DdlnChangeOldNew(st, "set definition", NULL, b->definition, a->definition);
-
-	if (b->replident != a->replident || !DdlnSame(b->replident_index, a->replident_index))
-	{
-		DdlnChangeBegin(st, "set replica identity", NULL);
-		DdlnImgPair(st, "old", DdlnReplIdentName(b->replident));
-		DdlnImgPair(st, "new", DdlnReplIdentName(a->replident));
-		DdlnImgPair(st, "old_index", b->replident_index);
-		DdlnImgPair(st, "new_index", a->replident_index);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-
-	/* storage parameters: SET (...) and RESET (...) */
-	if (!DdlnSameStrings(b->reloptions, a->reloptions))
-	{
-		DdlnChangeBegin(st, "set reloptions", NULL);
-		DdlnImgKey(st, "old");
-		DdlnImgPushStrings(st, b->reloptions);
-		DdlnImgKey(st, "new");
-		DdlnImgPushStrings(st, a->reloptions);
-		DdlnImgToken(st, WJB_END_OBJECT);
-	}
-	DdlnImgToken(st, WJB_END_ARRAY);
-}
-
-/*
- * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
- * left out when NULL, "changes" only with both.
- */
-static Jsonb *
-DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
-{
-	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
-
-	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
-	if (before)
-	{
-		DdlnImgKey(&st, "before");
-		DdlnImgPushImage(&st, before);
-	}
-	if (after)
-	{
-		DdlnImgKey(&st, "after");
-		DdlnImgPushImage(&st, after);
-	}
-	if (before && after)
-	{
-		DdlnImgKey(&st, "changes");
-		DdlnImgPushChanges(&st, before, after);
-	}
-	return DdlnJsonbFinish(&st);
+	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
 /* ---------- type images: domains and enums ---------- */
@@ -1625,10 +1019,10 @@ DdlnImgPushEnumLabels(DdlnJsonbState *st, Oid typid)
 	for (int i = 0; i < list->n_members; i++)
 		tuples[i] = &list->members[i]->tuple;
 	qsort(tuples, list->n_members, sizeof(HeapTuple), DdlnEnumCmp);
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < list->n_members; i++)
-		DdlnImgString(st, NameStr(((Form_pg_enum) GETSTRUCT(tuples[i]))->enumlabel));
-	DdlnImgToken(st, WJB_END_ARRAY);
+		DdlnJsonString(st, NameStr(((Form_pg_enum) GETSTRUCT(tuples[i]))->enumlabel));
+	DdlnJsonToken(st, WJB_END_ARRAY);
 	ReleaseSysCacheList(list);
 	pfree(tuples);
 }
@@ -1668,10 +1062,10 @@ DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
 	table_close(catrel, AccessShareLock);
 	if (n > 1)
 		qsort(parts, n, sizeof(DdlnImgPart), DdlnPartCmp);
-	DdlnImgToken(st, WJB_BEGIN_ARRAY);
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < n; i++)
 		DdlnImgPushConstraint(st, &parts[i]);
-	DdlnImgToken(st, WJB_END_ARRAY);
+	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 
 /*
@@ -1682,7 +1076,7 @@ DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
  * order.  Every row of such a type has it, as a sequence's have theirs:
  * the consumer makes the type as "after" says, or brings it there.
  */
-static Jsonb *
+Jsonb *
 DdlnTypeImageDetails(Oid typid, char typtype)
 {
 	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
@@ -1704,15 +1098,15 @@ DdlnTypeImageDetails(Oid typid, char typtype)
 	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 
-	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
-	DdlnImgKey(&st, "after");
-	DdlnImgToken(&st, WJB_BEGIN_OBJECT);
-	DdlnImgPair(&st, "kind", typtype == TYPTYPE_DOMAIN ? "domain" : "enum");
-	DdlnImgPair(&st, "name", NameStr(typ->typname));
-	DdlnImgPair(&st, "schema", schema);
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "after");
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(&st, "kind", typtype == TYPTYPE_DOMAIN ? "domain" : "enum");
+	DdlnJsonPair(&st, "name", NameStr(typ->typname));
+	DdlnJsonPair(&st, "schema", schema);
 	if (typtype == TYPTYPE_ENUM)
 	{
-		DdlnImgKey(&st, "labels");
+		DdlnJsonKey(&st, "labels");
 		DdlnImgPushEnumLabels(&st, typid);
 	}
 	else
@@ -1720,88 +1114,31 @@ DdlnTypeImageDetails(Oid typid, char typtype)
 		bool		isnull;
 		Datum		def = SysCacheGetAttr(TYPEOID, tup, Anum_pg_type_typdefaultbin, &isnull);
 
-		DdlnImgPair(&st, "type", DdlnImageTypeName(typ->typbasetype, typ->typtypmod));
-		DdlnImgPair(&st, "collation",
+		DdlnJsonPair(&st, "type", DdlnImageTypeName(typ->typbasetype, typ->typtypmod));
+		DdlnJsonPair(&st, "collation",
 					OidIsValid(typ->typcollation) &&
 					typ->typcollation != get_typcollation(typ->typbasetype) ?
 					DdlnImageCollationName(typ->typcollation) : NULL);
-		DdlnImgPair(&st, "default", isnull ? NULL :
+		DdlnJsonPair(&st, "default", isnull ? NULL :
 					DdlnTextResult(DirectFunctionCall2(pg_get_expr, def, ObjectIdGetDatum(InvalidOid))));
-		DdlnImgKey(&st, "not_null");
-		DdlnImgBool(&st, typ->typnotnull);
-		DdlnImgKey(&st, "constraints");
+		DdlnJsonKey(&st, "not_null");
+		DdlnJsonBool(&st, typ->typnotnull);
+		DdlnJsonKey(&st, "constraints");
 		DdlnImgPushDomainConstraints(&st, typid);
 	}
-	DdlnImgToken(&st, WJB_END_OBJECT);
+	DdlnJsonToken(&st, WJB_END_OBJECT);
 	ReleaseSysCache(tup);
 	AtEOXact_GUC(true, nestlevel);
 	return DdlnJsonbFinish(&st);
 }
 
-/* ---------- the transaction's end forgets everything ---------- */
-
-static void
-DdlnImageXactCallback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			/* a command whose sql_drop did not run: close the file, no leak warning */
-			DdlnImageForgetDropped();
-			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			/* the contexts go with TopTransactionContext, the file with its resource owner */
-			pending_cxt = NULL;
-			pending = NIL;
-			given = NIL;
-			dropped_cxt = NULL;
-			dropped = NULL;
-			dropped_file = NULL;
-			dropped_mem = 0;
-			dropped_end_fileno = 0;
-			dropped_end_offset = 0;
-			break;
-		default:
-			break;
-	}
-}
-
-/*
- * A subtransaction rolled back: the images of dropped relations it read are
- * of drops that did not happen; forget them (the file belongs to the
- * transaction's resource owner and is still open).
- */
-static void
-DdlnImageSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
-						 SubTransactionId parentSubid, void *arg)
-{
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		DdlnImageForgetDropped();
-}
-
-static void
-DdlnImageRegisterCallback(void)
-{
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(DdlnImageXactCallback, NULL);
-		RegisterSubXactCallback(DdlnImageSubXactCallback, NULL);
-		xact_callback_registered = true;
-	}
-}
-
-/* ---------- "before" at ddl_command_start ---------- */
+/* ---------- which relations have images ---------- */
 
 /*
  * A relation capture leaves out: the extension's own (in its schema, as
  * capture.c judges objects), or a temporary one.
  */
-static bool
+bool
 DdlnImageSkipped(Oid relid)
 {
 	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
@@ -1812,247 +1149,13 @@ DdlnImageSkipped(Oid relid)
 }
 
 /*
- * Read the image of the relation "rv" names, after taking "lockmode" on it
- * (the lock the command will take), and keep it for ddl_command_end.  With
- * "index", rv names an index (ALTER INDEX RENAME): the index is locked,
- * the image is its table's.
- */
-static void
-DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index)
-{
-	Oid			relid;
-	MemoryContext old;
-	DdlnImage  *img;
-
-	if (rv == NULL)
-		return;
-	relid = RangeVarGetRelid(rv, NoLock, true);
-	for (int tries = 0;; tries++)
-	{
-		Oid			again;
-		char		relkind = get_rel_relkind(relid);
-
-		if (!OidIsValid(relid) ||
-			!(index ? (relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX) :
-			  DdlnImageKind(relkind)))
-			return;
-		/* not the user's: the command will refuse it; no lock of ours on it */
-		if (!DdlnRelationOwnerCheck(relid, GetUserId()) || IsCatalogRelationOid(relid))
-			return;
-		LockRelationOid(relid, lockmode);
-		/* the name may have moved while we waited (RangeVarGetRelidExtended does the same) */
-		again = RangeVarGetRelid(rv, NoLock, true);
-		if (again == relid && SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-			break;
-		UnlockRelationOid(relid, lockmode);
-		if (tries >= 3)
-			return;
-		relid = again;
-	}
-	/* an index: the image is its table's (the command locks the index only) */
-	if (index)
-	{
-		relid = IndexGetRelation(relid, true);
-		if (!OidIsValid(relid) || !DdlnImageKind(get_rel_relkind(relid)))
-			return;
-	}
-	if (DdlnImageSkipped(relid))
-		return;
-
-	DdlnImageRegisterCallback();
-	if (pending_cxt == NULL)
-		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
-											ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(pending_cxt);
-	img = DdlnImageRead(relid, NULL, false);
-	if (img)
-		pending = lappend(pending, img);
-	MemoryContextSwitchTo(old);
-}
-
-/*
- * ddl_command_start: forget the images of an earlier command, then read
- * "before" for the commands that change a relation in place.
- */
-void
-DdlnImageCommandStart(Node *parsetree)
-{
-	if (pending_cxt)
-		MemoryContextReset(pending_cxt);
-	pending = NIL;
-	given = NIL;
-	if (!ddln_capture_changes || parsetree == NULL)
-		return;
-
-	switch (nodeTag(parsetree))
-	{
-		case T_AlterTableStmt:
-			{
-				AlterTableStmt *stmt = (AlterTableStmt *) parsetree;
-
-				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
-					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE ||
-					stmt->objtype == OBJECT_SEQUENCE || stmt->objtype == OBJECT_TYPE)
-					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false);
-				break;
-			}
-		case T_AlterSeqStmt:
-			/* the lock AlterSequence takes */
-			DdlnImageRemember(((AlterSeqStmt *) parsetree)->sequence, ShareRowExclusiveLock, false);
-			break;
-		case T_RenameStmt:
-			{
-				RenameStmt *stmt = (RenameStmt *) parsetree;
-				ObjectType	type = stmt->renameType;
-
-				/* RENAME COLUMN (ATTRIBUTE) says on what; RENAME CONSTRAINT does not */
-				if (type == OBJECT_COLUMN || type == OBJECT_ATTRIBUTE)
-					type = stmt->relationType;
-				else if (type == OBJECT_TABCONSTRAINT)
-					type = OBJECT_TABLE;
-				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
-					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE ||
-					(type == OBJECT_TYPE && stmt->relation != NULL))
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
-				/* ALTER INDEX RENAME locks the index so (RenameRelation) */
-				else if (stmt->renameType == OBJECT_INDEX)
-					DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true);
-				break;
-			}
-		case T_AlterObjectSchemaStmt:
-			{
-				AlterObjectSchemaStmt *stmt = (AlterObjectSchemaStmt *) parsetree;
-
-				if (stmt->objectType == OBJECT_TABLE || stmt->objectType == OBJECT_VIEW ||
-					stmt->objectType == OBJECT_MATVIEW ||
-					stmt->objectType == OBJECT_FOREIGN_TABLE ||
-					stmt->objectType == OBJECT_SEQUENCE)
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
-				break;
-			}
-		case T_IndexStmt:
-			{
-				IndexStmt  *stmt = (IndexStmt *) parsetree;
-
-				/*
-				 * the lock DefineIndex takes on the table; not CONCURRENTLY,
-				 * which commits inside: no image would survive to its end
-				 */
-				if (!stmt->concurrent)
-					DdlnImageRemember(stmt->relation, ShareLock, false);
-				break;
-			}
-		case T_ViewStmt:
-			{
-				ViewStmt   *stmt = (ViewStmt *) parsetree;
-
-				if (stmt->replace)
-					DdlnImageRemember(stmt->view, AccessExclusiveLock, false);
-				break;
-			}
-		default:
-			break;
-	}
-}
-
-/*
- * "before", "after" and "changes" of the relation a ddl_command_end row is
- * about (an index's, a constraint's: their table's), or NULL: "before" if
- * ddl_command_start read one, "after" then, or for a relation the command
- * created.  A command that reports the same relation in several rows (ALTER
- * TABLE with some subcommands, CREATE OR REPLACE VIEW) has them in its
- * first row only: a consumer applies each change once.  A sequence's rows
- * have "after" each: a CREATE TABLE reports its serial column's sequence
- * twice (CREATE, then the ALTER SEQUENCE ... OWNED BY PostgreSQL adds), and
- * an ALTER TABLE of an identity column reports its sequence without naming
- * it (no "before" then); "before" and "changes" go with the first row.
- */
-Jsonb *
-DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
-{
-	Oid			relid;
-	DdlnImage  *before = NULL;
-	ListCell   *lc;
-	MemoryContext old;
-	bool		sequence;
-
-	/* a domain's constraint (RENAME CONSTRAINT): its domain's image */
-	if (classid == ConstraintRelationId)
-	{
-		HeapTuple	tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(objid));
-
-		if (HeapTupleIsValid(tup))
-		{
-			Oid			typid = ((Form_pg_constraint) GETSTRUCT(tup))->contypid;
-
-			ReleaseSysCache(tup);
-			if (OidIsValid(typid))
-			{
-				classid = TypeRelationId;
-				objid = typid;
-			}
-		}
-	}
-	if (classid == TypeRelationId)
-	{
-		char		typtype = get_typtype(objid);
-
-		if (typtype == TYPTYPE_DOMAIN || typtype == TYPTYPE_ENUM)
-			return DdlnTypeImageDetails(objid, typtype);
-	}
-	relid = DdlnImageRelationOf(classid, objid);
-	if (!OidIsValid(relid))
-		return NULL;
-	sequence = (get_rel_relkind(relid) == RELKIND_SEQUENCE);
-	if (list_member_oid(given, relid))
-	{
-		if (!sequence)
-			return NULL;
-		return DdlnImageDetails(NULL, DdlnImageRead(relid, NULL, false));
-	}
-	foreach(lc, pending)
-	{
-		if (((DdlnImage *) lfirst(lc))->relid == relid)
-			before = (DdlnImage *) lfirst(lc);
-	}
-	if (before == NULL && !(sequence && relid == objid) &&
-		!(classid == RelationRelationId && relid == objid && objsubid == 0 &&
-		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)) &&
-		!(classid == TypeRelationId && strcmp(tag, "CREATE TYPE") == 0 &&
-		  get_rel_relkind(relid) == RELKIND_COMPOSITE_TYPE))
-		return NULL;
-	/* (capture left out the rows of the extension's own and temporary objects) */
-
-	DdlnImageRegisterCallback();
-	if (pending_cxt == NULL)
-		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
-											ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(pending_cxt);
-	given = lappend_oid(given, relid);
-	MemoryContextSwitchTo(old);
-	return DdlnImageDetails(before, DdlnImageRead(relid, before, false));
-}
-
-/* ddl_command_end is done with the images of its command. */
-void
-DdlnImageForgetBefore(void)
-{
-	if (pending_cxt)
-		MemoryContextReset(pending_cxt);
-	pending = NIL;
-	given = NIL;
-}
-
-/* ---------- "before" of dropped relations ---------- */
-
-/*
  * The relation of ours an object belongs to or is: a relation of the kinds
  * with images itself, or the relation of an index, a constraint, a
  * default, a rule or a row type; InvalidOid for anything else, or when
  * that relation no longer exists (a row type can be deleted after its
  * table, when the drop reached it through a function or a cast).
  */
-static Oid
+Oid
 DdlnImageRelationOf(Oid classId, Oid objectId)
 {
 	HeapTuple	tup;
@@ -2116,164 +1219,6 @@ DdlnImageRelationOf(Oid classId, Oid objectId)
 	return relid;
 }
 
-/* Keep the flattened image "jb" of "ent": in memory up to work_mem, then in a file. */
-static void
-DdlnImageKeepDropped(DdlnDroppedEnt *ent, Jsonb *jb)
-{
-	ent->len = VARSIZE(jb);
-	if (dropped_mem + ent->len <= (Size) work_mem * 1024)
-	{
-		ent->mem = MemoryContextAlloc(dropped_cxt, ent->len);
-		memcpy(ent->mem, jb, ent->len);
-		dropped_mem += ent->len;
-		return;
-	}
-	if (dropped_file == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(dropped_cxt);
-		ResourceOwner owner = CurrentResourceOwner;
-
-		/* the transaction's, not a subtransaction's: closed by us only */
-		CurrentResourceOwner = TopTransactionResourceOwner;
-		dropped_file = BufFileCreateTemp(false);
-		CurrentResourceOwner = owner;
-		MemoryContextSwitchTo(old);
-	}
-	if (BufFileSeek(dropped_file, dropped_end_fileno, dropped_end_offset, SEEK_SET) != 0)
-		/* untested: an I/O error on this backend's own temporary file */
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not seek in the temporary file of ddl_notify's dropped relation images")));
-	ent->fileno = dropped_end_fileno;
-	ent->offset = dropped_end_offset;
-	BufFileWrite(dropped_file, (void *) jb, ent->len);
-	BufFileTell(dropped_file, &dropped_end_fileno, &dropped_end_offset);
-}
-
-/*
- * The object access hook: at the first deletion of anything of a relation
- * of ours (itself, a column, an index, a constraint, a default, its view
- * rule or row type), read its image, while it is still whole.
- */
-static void
-DdlnImageObjectAccess(ObjectAccessType access, Oid classId, Oid objectId,
-					  int subId, void *arg)
-{
-	Oid			relid;
-	DdlnDroppedEnt *ent;
-	bool		found;
-	MemoryContext old;
-	MemoryContext tmp;
-	DdlnImage  *img;
-
-	if (prev_object_access_hook)
-		prev_object_access_hook(access, classId, objectId, subId, arg);
-
-	if (access != OAT_DROP || !ddln_capture_changes || !IsTransactionState())
-		return;
-	if (arg && (((ObjectAccessDrop *) arg)->dropflags & PERFORM_DELETION_INTERNAL))
-		return;
-	/* only while sql_drop will be told about it, and this database has ddl_notify */
-	if (!trackDroppedObjectsNeeded())
-		return;
-	relid = DdlnImageRelationOf(classId, objectId);
-	if (!OidIsValid(relid))
-		return;
-	if (dropped && hash_search(dropped, &relid, HASH_FIND, NULL) != NULL)
-		return;
-
-	DdlnImageRegisterCallback();
-	if (dropped_cxt == NULL)
-	{
-		HASHCTL		ctl;
-
-		/* once per command: is ddl_notify in this database? */
-		if (DdlnGetRelids(true) == NULL)
-			return;
-
-		dropped_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify dropped images",
-											ALLOCSET_DEFAULT_SIZES);
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(DdlnDroppedEnt);
-		ctl.hcxt = dropped_cxt;
-		dropped = hash_create("ddl_notify dropped images", 256, &ctl,
-							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	ent = (DdlnDroppedEnt *) hash_search(dropped, &relid, HASH_ENTER, &found);
-	ent->len = -1;
-	ent->mem = NULL;
-
-	if (DdlnImageSkipped(relid))
-		return;
-
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify image",
-								ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(tmp);
-	img = DdlnImageRead(relid, NULL, true);
-	if (img)
-	{
-		DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
-
-		DdlnImgToken(&st, WJB_BEGIN_OBJECT);
-		DdlnImgKey(&st, "before");
-		DdlnImgPushImage(&st, img);
-		DdlnImageKeepDropped(ent, DdlnJsonbFinish(&st));
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(tmp);
-}
-
-/*
- * {"before": image} of dropped relation "relid", read when its deletion
- * began, or NULL.
- */
-Jsonb *
-DdlnImageTakeDropped(Oid relid)
-{
-	DdlnDroppedEnt *ent;
-	Jsonb	   *jb;
-
-	if (dropped == NULL)
-		return NULL;
-	ent = (DdlnDroppedEnt *) hash_search(dropped, &relid, HASH_FIND, NULL);
-	if (ent == NULL || ent->len < 0)
-		return NULL;
-	if (ent->mem)
-		return ent->mem;
-	jb = palloc(ent->len);
-	if (BufFileSeek(dropped_file, ent->fileno, ent->offset, SEEK_SET) != 0 ||
-		BufFileRead(dropped_file, jb, ent->len) != (size_t) ent->len)
-		/* untested: an I/O error on this backend's own temporary file */
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read the temporary file of ddl_notify's dropped relation images")));
-	return jb;
-}
-
-/* sql_drop is done with the images of its command. */
-void
-DdlnImageForgetDropped(void)
-{
-	if (dropped_file)
-		BufFileClose(dropped_file);
-	if (dropped_cxt)
-		MemoryContextDelete(dropped_cxt);
-	dropped_file = NULL;
-	dropped_cxt = NULL;
-	dropped = NULL;
-	dropped_mem = 0;
-	dropped_end_fileno = 0;
-	dropped_end_offset = 0;
-}
-
-/* _PG_init: install the object access hook */
-void
-DdlnImageInstallHooks(void)
-{
-	prev_object_access_hook = object_access_hook;
-	object_access_hook = DdlnImageObjectAccess;
-}
-
 /*
  * DDL replication's check (apply.c): the image of relation relid as it is
  * now, as {"after": image}, read exactly as capture reads "after"; NULL for
@@ -2283,6 +1228,12 @@ Jsonb *
 DdlnRelationImageNow(Oid relid)
 {
 	DdlnImage  *img = DdlnImageRead(relid, NULL, false);
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 
-	return img ? DdlnImageDetails(NULL, img) : NULL;
+	if (img == NULL)
+		return NULL;
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "after");
+	DdlnImgPushImage(&st, img);
+	return DdlnJsonbFinish(&st);
 }

@@ -1,0 +1,438 @@
+/*-------------------------------------------------------------------------
+ *
+ * imgdiff.c
+ *	  The changes between two relation images ("changes" in an event's
+ *	  details), and the details {"before", "after", "changes"} of a row
+ *	  (DdlnImageDetails).
+ *
+ * Rules kept here:
+ * - Changes are computed between two images: columns matched by attnum,
+ *	 constraints and indexes by name, a renamed one by its OID.  An index
+ *	 that implements a constraint comes and goes with its constraint and
+ *	 has no change of its own (ADD CONSTRAINT ... USING INDEX names the
+ *	 index it took over in its change).  A constraint of the same OID
+ *	 validated or made [NOT] DEFERRABLE is altered, not dropped and added:
+ *	 its definition is printed again, never reused from "before"
+ *	 (relimage.c).
+ * - It reads no catalog: everything it compares is in the two images.
+ * - "before" and "after" are left out of the details when NULL, "changes"
+ *	 is there only with both.
+ *
+ * Floor: engine (capture's helper; relimage.h says how the image files
+ * call each other): called by imgcommand.c; calls relimage.c and common.c.
+ *
+ * Copyright (c) 2026, the ddl_notify authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+#include "relimage.h"
+
+/* ---------- changes ---------- */
+
+static bool
+DdlnSame(const char *a, const char *b)
+{
+	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
+/* {"op": op, "column": column, [then the caller's keys]} opened */
+static void
+DdlnChangeBegin(DdlnJsonbState *st, const char *op, const char *column)
+{
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "op", op);
+	if (column)
+		DdlnJsonPair(st, "column", column);
+}
+
+static void
+DdlnChangeOldNew(DdlnJsonbState *st, const char *op, const char *column,
+				 const char *old, const char *new)
+{
+	DdlnChangeBegin(st, op, column);
+	DdlnJsonPair(st, "old", old);
+	DdlnJsonPair(st, "new", new);
+	DdlnJsonToken(st, WJB_END_OBJECT);
+}
+
+static void
+DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *a)
+{
+	if (!DdlnSame(b->name, a->name))
+		DdlnChangeOldNew(st, "rename column", NULL, b->name, a->name);
+	if (!DdlnSame(b->type, a->type))
+		DdlnChangeOldNew(st, "alter column type", a->name, b->type, a->type);
+	if (!DdlnSame(b->collation, a->collation))
+		DdlnChangeOldNew(st, "set collation", a->name, b->collation, a->collation);
+	if (b->not_null != a->not_null)
+	{
+		DdlnChangeBegin(st, a->not_null ? "set not null" : "drop not null", a->name);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	if (!DdlnSame(b->def, a->def))
+	{
+		if (a->def == NULL)
+		{
+			DdlnChangeBegin(st, "drop default", a->name);
+			DdlnJsonPair(st, "old", b->def);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+		else
+			DdlnChangeOldNew(st, "set default", a->name, b->def, a->def);
+	}
+	if (b->identity != a->identity)
+	{
+		if (b->identity == '\0')
+		{
+			DdlnChangeBegin(st, "add identity", a->name);
+			DdlnJsonPair(st, "identity", DdlnIdentityName(a->identity));
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+		else if (a->identity == '\0')
+		{
+			DdlnChangeBegin(st, "drop identity", a->name);
+			DdlnJsonPair(st, "old", DdlnIdentityName(b->identity));
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+		else
+			DdlnChangeOldNew(st, "set identity", a->name,
+							 DdlnIdentityName(b->identity), DdlnIdentityName(a->identity));
+	}
+	if (!DdlnSame(b->generated, a->generated))
+	{
+		if (a->generated == NULL)
+		{
+			DdlnChangeBegin(st, "drop expression", a->name);
+			DdlnJsonPair(st, "old", b->generated);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+		else
+			DdlnChangeOldNew(st, "set expression", a->name, b->generated, a->generated);
+	}
+}
+
+static bool DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a);
+
+static const DdlnImgPart *
+DdlnFindPart(const DdlnImgPart *parts, int n, const char *name, Oid oid)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (name ? strcmp(parts[i].name, name) == 0 : parts[i].oid == oid)
+			return &parts[i];
+	}
+	return NULL;
+}
+
+/*
+ * Is a constraint or index of the same name another one now?  A constraint
+ * whose definition changed; an index rebuilt (another OID) with another
+ * definition.  The same index keeps its OID while its definition text
+ * follows a rename of its table: that is no change of the index.
+ */
+static bool
+DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	if (indexes)
+		return b->oid != a->oid && !DdlnSame(b->definition, a->definition);
+	if (DdlnConstraintAltered(b, a))
+		return false;
+	return !DdlnSame(b->definition, a->definition) || !DdlnSame(b->type, a->type);
+}
+
+/*
+ * Was a constraint altered in place: the same one (OID) validated (VALIDATE
+ * CONSTRAINT) or made [NOT] DEFERRABLE (ALTER CONSTRAINT)?
+ */
+static bool
+DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	return b->oid == a->oid &&
+		(b->validated != a->validated || b->deferrable != a->deferrable ||
+		 b->deferred != a->deferred);
+}
+
+/*
+ * "validate constraint" {name} and "alter constraint" {name, deferrable,
+ * deferred} of a constraint altered in place.
+ */
+static void
+DdlnDiffConstraintFlags(DdlnJsonbState *st, const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	if (b->deferrable != a->deferrable || b->deferred != a->deferred)
+	{
+		DdlnChangeBegin(st, "alter constraint", NULL);
+		DdlnJsonPair(st, "name", a->name);
+		DdlnJsonKey(st, "deferred");
+		DdlnJsonBool(st, a->deferred);
+		DdlnJsonKey(st, "deferrable");
+		DdlnJsonBool(st, a->deferrable);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	if (!b->validated && a->validated)
+	{
+		DdlnChangeBegin(st, "validate constraint", NULL);
+		DdlnJsonPair(st, "name", a->name);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+}
+
+/*
+ * Constraints or indexes: renamed (same OID, other name), dropped, added,
+ * or changed (same name, other definition: dropped and added again).
+ * Indexes of a constraint are left out.
+ */
+static void
+DdlnDiffParts(DdlnJsonbState *st, bool indexes,
+			  const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an,
+			  const DdlnImage *b)
+{
+	const char *rename_op = indexes ? "rename index" : "rename constraint";
+	const char *drop_op = indexes ? "drop index" : "drop constraint";
+	const char *add_op = indexes ? "add index" : "add constraint";
+
+	/* renames: in the new name order */
+	for (int i = 0; i < an; i++)
+	{
+		const DdlnImgPart *old = DdlnFindPart(bp, bn, NULL, ap[i].oid);
+
+		if (indexes && ap[i].constraint)
+			continue;
+		if (old && strcmp(old->name, ap[i].name) != 0 &&
+			DdlnFindPart(ap, an, old->name, InvalidOid) == NULL)
+			DdlnChangeOldNew(st, rename_op, NULL, old->name, ap[i].name);
+	}
+	/* dropped, or changed: in name order */
+	for (int i = 0; i < bn; i++)
+	{
+		const DdlnImgPart *now = DdlnFindPart(ap, an, bp[i].name, InvalidOid);
+		const DdlnImgPart *renamed = DdlnFindPart(ap, an, NULL, bp[i].oid);
+
+		if (indexes && (bp[i].constraint || (now && now->constraint)))
+			continue;
+		if (now == NULL && renamed != NULL &&
+			DdlnFindPart(ap, an, bp[i].name, InvalidOid) == NULL)
+			continue;			/* renamed, above */
+		if (now == NULL || DdlnPartChanged(indexes, &bp[i], now))
+		{
+			DdlnChangeBegin(st, drop_op, NULL);
+			DdlnJsonPair(st, "name", bp[i].name);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+	}
+	/* added, or changed */
+	for (int i = 0; i < an; i++)
+	{
+		const DdlnImgPart *was = DdlnFindPart(bp, bn, ap[i].name, InvalidOid);
+		const DdlnImgPart *renamed = DdlnFindPart(bp, bn, NULL, ap[i].oid);
+
+		if (indexes && (ap[i].constraint || (was && was->constraint)))
+			continue;
+		if (was == NULL && renamed != NULL)
+			continue;			/* renamed, above */
+		if (!indexes && was && DdlnConstraintAltered(was, &ap[i]))
+			DdlnDiffConstraintFlags(st, was, &ap[i]);
+		else if (was == NULL || DdlnPartChanged(indexes, was, &ap[i]))
+		{
+			const DdlnImgPart *taken = NULL;
+
+			DdlnChangeBegin(st, add_op, NULL);
+			DdlnJsonKey(st, indexes ? "index" : "constraint");
+			if (indexes)
+				DdlnImgPushIndex(st, &ap[i]);
+			else
+				DdlnImgPushConstraint(st, &ap[i]);
+
+			/*
+			 * ADD CONSTRAINT ... USING INDEX: the constraint took over an
+			 * index the table had (and gave it its name)
+			 */
+			if (!indexes && OidIsValid(ap[i].indexid))
+				taken = DdlnFindPart(b->indexes, b->nindexes, NULL, ap[i].indexid);
+			if (taken && taken->constraint == NULL)
+				DdlnJsonPair(st, "using_index", taken->name);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+	}
+}
+
+/* Do two lists of strings hold the same, in the same order? */
+static bool
+DdlnSameStrings(List *a, List *b)
+{
+	ListCell   *la,
+			   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+	{
+		if (strcmp((const char *) lfirst(la), (const char *) lfirst(lb)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* {"op": "set sequence option", "option": option, "old": b, "new": a} */
+static void
+DdlnChangeSeqOption(DdlnJsonbState *st, const char *option, int64 b, int64 a)
+{
+	if (b == a)
+		return;
+	DdlnChangeBegin(st, "set sequence option", NULL);
+	DdlnJsonPair(st, "option", option);
+	DdlnJsonKey(st, "old");
+	DdlnJsonInt(st, b);
+	DdlnJsonKey(st, "new");
+	DdlnJsonInt(st, a);
+	DdlnJsonToken(st, WJB_END_OBJECT);
+}
+
+/* A sequence's changes: each parameter, then its owner. */
+static void
+DdlnImgPushSequenceChanges(DdlnJsonbState *st, const DdlnImgSequence *b,
+						   const DdlnImgSequence *a)
+{
+	if (!DdlnSame(b->type, a->type))
+	{
+		DdlnChangeBegin(st, "set sequence option", NULL);
+		DdlnJsonPair(st, "option", "type");
+		DdlnJsonPair(st, "old", b->type);
+		DdlnJsonPair(st, "new", a->type);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	DdlnChangeSeqOption(st, "start", b->start, a->start);
+	DdlnChangeSeqOption(st, "increment", b->increment, a->increment);
+	DdlnChangeSeqOption(st, "min", b->min, a->min);
+	DdlnChangeSeqOption(st, "max", b->max, a->max);
+	DdlnChangeSeqOption(st, "cache", b->cache, a->cache);
+	if (b->cycle != a->cycle)
+	{
+		DdlnChangeBegin(st, "set sequence option", NULL);
+		DdlnJsonPair(st, "option", "cycle");
+		DdlnJsonKey(st, "old");
+		DdlnJsonBool(st, b->cycle);
+		DdlnJsonKey(st, "new");
+		DdlnJsonBool(st, a->cycle);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	if (!DdlnSame(b->owner_schema, a->owner_schema) || !DdlnSame(b->owner_name, a->owner_name) ||
+		!DdlnSame(b->owner_column, a->owner_column) || b->owner_identity != a->owner_identity)
+	{
+		DdlnChangeBegin(st, "set owned by", NULL);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushOwner(st, b);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushOwner(st, a);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+}
+
+/* The changes from "b" to "a", as the next value of "st" (an array). */
+static void
+DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
+{
+	int			i = 0,
+				j = 0;
+
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
+	if (strcmp(b->name, a->name) != 0)
+		DdlnChangeOldNew(st, "rename", NULL, b->name, a->name);
+	if (strcmp(b->schema, a->schema) != 0)
+		DdlnChangeOldNew(st, "set schema", NULL, b->schema, a->schema);
+	if (b->unlogged != a->unlogged)
+	{
+		DdlnChangeBegin(st, a->unlogged ? "set unlogged" : "set logged", NULL);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	if (b->seq && a->seq)
+	{
+		DdlnImgPushSequenceChanges(st, b->seq, a->seq);
+		DdlnJsonToken(st, WJB_END_ARRAY);
+		return;
+	}
+
+	/* columns by attnum: both lists are in attnum order */
+	while (i < b->ncolumns || j < a->ncolumns)
+	{
+		if (j >= a->ncolumns ||
+			(i < b->ncolumns && b->columns[i].attnum < a->columns[j].attnum))
+		{
+			DdlnChangeBegin(st, "drop column", b->columns[i].name);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+			i++;
+		}
+		else if (i >= b->ncolumns || a->columns[j].attnum < b->columns[i].attnum)
+		{
+			DdlnChangeBegin(st, "add column", NULL);
+			DdlnJsonKey(st, "column");
+			DdlnImgPushColumn(st, &a->columns[j]);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+			j++;
+		}
+		else
+			DdlnDiffColumn(st, &b->columns[i++], &a->columns[j++]);
+	}
+
+	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints, b);
+	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes, b);
+
+	/* a view's or materialized view's query (CREATE OR REPLACE VIEW) */
+	if (b->definition && a->definition && strcmp(b->definition, a->definition) != 0)
+		DdlnChangeOldNew(st, "set definition", NULL, b->definition, a->definition);
+
+	if (b->replident != a->replident || !DdlnSame(b->replident_index, a->replident_index))
+	{
+		DdlnChangeBegin(st, "set replica identity", NULL);
+		DdlnJsonPair(st, "old", DdlnReplIdentName(b->replident));
+		DdlnJsonPair(st, "new", DdlnReplIdentName(a->replident));
+		DdlnJsonPair(st, "old_index", b->replident_index);
+		DdlnJsonPair(st, "new_index", a->replident_index);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+
+	/* storage parameters: SET (...) and RESET (...) */
+	if (!DdlnSameStrings(b->reloptions, a->reloptions))
+	{
+		DdlnChangeBegin(st, "set reloptions", NULL);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushStrings(st, b->reloptions);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushStrings(st, a->reloptions);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	DdlnJsonToken(st, WJB_END_ARRAY);
+}
+
+/*
+ * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
+ * left out when NULL, "changes" only with both.
+ */
+Jsonb *
+DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
+{
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	if (before)
+	{
+		DdlnJsonKey(&st, "before");
+		DdlnImgPushImage(&st, before);
+	}
+	if (after)
+	{
+		DdlnJsonKey(&st, "after");
+		DdlnImgPushImage(&st, after);
+	}
+	if (before && after)
+	{
+		DdlnJsonKey(&st, "changes");
+		DdlnImgPushChanges(&st, before, after);
+	}
+	return DdlnJsonbFinish(&st);
+}
+
