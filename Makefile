@@ -36,9 +36,11 @@
 #                           (test/tools/versions.sh); VERSIONS="18" for some
 #   make test-pg-regress-18 make test-pg-regress inside the 18 chroot (CI runs
 #                           both)
-#   make test-replay-18     make test-replay inside the 18 chroot (CI runs
-#                           both; TARGET=test-replay test/tools/versions.sh 17
-#                           19 for the others)
+#   make test-replay-versions  make test-replay inside the 18, 17 and 19
+#                           chroots (CI runs it and test-replay); Debian serves
+#                           no source of 17 nor 19, so they replay 18's
+#                           regression files (test/tools/versions.sh,
+#                           REGRESS_SOURCE_FROM); test-replay-18 for 18 alone
 #   make coverage           every suite against a --coverage build in a scratch
 #                           copy, then gcov's lines and branches per file and
 #                           the error paths no test ran (test/tools/coverage.sh,
@@ -108,7 +110,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replication test-replication-versions test-fault-soak
+.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replay-versions test-replication test-replication-versions test-fault-soak
 deps:
 	@bash test/tools/deps.sh
 
@@ -165,6 +167,9 @@ test-pg-regress-18:
 
 test-replay-18:
 	@TARGET=test-replay bash test/tools/versions.sh 18
+
+test-replay-versions:
+	@TARGET=test-replay REGRESS_SOURCE_FROM=18 bash test/tools/versions.sh 18 17 19
 
 test-replication: deps
 	@WERROR=1 bash test/tools/build.sh

@@ -26,7 +26,11 @@
 # outcomes of this run into test/replay/expected-CORPUS-MAJOR.txt,
 # REPLAY_JOBS=N runs the regression files in N clusters at once (default 2;
 # at most 2), REPLAY_VERBOSE=1 logs each stop message and time, REPLAY_KEEP=1 keeps the
-# work directory, PGREGRESS_CACHE, PG_CONFIG (test/tools/pg-env.sh).
+# work directory, PGREGRESS_CACHE, PG_CONFIG (test/tools/pg-env.sh),
+# REPLAY_REGRESS_SOURCE=DIR (an unpacked PostgreSQL source whose regression
+# files to replay instead of this version's own: Debian serves no source of
+# 17 nor of 19; make test-replay-versions passes 18's there; regress.so is
+# built from it when it compiles, else left out).
 set -euo pipefail
 # shellcheck source=../tools/pg-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/pg-env.sh"
@@ -73,12 +77,22 @@ main()
 		--consumer "$work/ddl_replay.py" --major "$PG_MAJOR" --expected-dir "$work/expected"
 		--log "$work/out/replay.log" --corpus "$CORPUS" --django-app "$work/app")
 	if [[ $CORPUS == *pgregress* ]]; then
-		find_source
-		build_regress_so
+		if [[ -n ${REPLAY_REGRESS_SOURCE:-} ]]; then
+			# another major version's source (this one's is not served)
+			[[ -f $REPLAY_REGRESS_SOURCE/src/test/regress/parallel_schedule ]] ||
+				die "REPLAY_REGRESS_SOURCE=$REPLAY_REGRESS_SOURCE holds no regression suite"
+			SRC=$REPLAY_REGRESS_SOURCE
+			SRC_VERSION=$(basename "$SRC")
+			SRC_VERSION=${SRC_VERSION#postgresql-}
+			build_regress_so soft
+		else
+			find_source
+			build_regress_so
+		fi
 		cp -R "$SRC/src/test/regress/sql" "$SRC/src/test/regress/data" "$SRC/src/test/regress/parallel_schedule" "$work/lib/"
-		cp "${REGRESS_SO[@]}" "$work/lib/"
+		((${#REGRESS_SO[@]} == 0)) || cp "${REGRESS_SO[@]}" "$work/lib/"
 		args+=(--regress "$work/lib" --regress-lib "$work/lib")
-		say "regression suite: postgresql-$PG_MAJOR $SRC_VERSION; server: $("$PG_CONFIG" --version)"
+		say "regression suite: postgresql-${SRC_VERSION}${REPLAY_REGRESS_SOURCE:+ (another major version)}; server: $("$PG_CONFIG" --version)"
 	fi
 	[[ -z ${REPLAY_ONLY:-} ]] || args+=(--only "$REPLAY_ONLY")
 	[[ -z ${REPLAY_VERBOSE:-} ]] || args+=(--verbose)

@@ -14,6 +14,13 @@
 # Usage: versions.sh [VERSION...]      default: 17 18 19
 #        TARGET=test-pg-regress versions.sh 18   another make target inside
 #        ONLY=regex versions.sh ...      passed on to make test
+#        TARGET=test-replay REGRESS_SOURCE_FROM=18 versions.sh 18 17 19
+#                                        replays 18's regression files on 17
+#                                        and 19 too (Debian serves no source
+#                                        of either; make test-replay-versions)
+#        REPLAY_UPDATE=1 TARGET=test-replay versions.sh 17   records the
+#                                        version's test/replay/expected-*-17.txt
+#                                        and copies them back here
 #        versions.sh --prepare [VERSION...]      build the chroots only
 #
 # Rules:
@@ -195,10 +202,31 @@ prepare()
 	echo "== PostgreSQL $v: chroot ready in $root ($(du -sh "$root" 2>/dev/null | cut -f1))"
 }
 
+# borrow_regress_source VERSION: with REGRESS_SOURCE_FROM=M and VERSION not M,
+# the unpacked source of postgresql-M that M's chroot fetched (make
+# test-replay there first) copied into VERSION's chroot, and its path there
+# printed (for REPLAY_REGRESS_SOURCE); nothing otherwise.
+borrow_regress_source()
+{
+	local v=$1 from=${REGRESS_SOURCE_FROM:-} mark src name dest
+	[[ -n $from && $v != "$from" ]] || return 0
+	mark=$(ls -d "$CACHE/pg$from/var/cache/ddl_notify-pgregress/src/postgresql-$from-"*/.complete 2>/dev/null | tail -n 1)
+	[[ -n $mark ]] || { echo "versions.sh: no source of postgresql-$from in its chroot yet" >&2; return 0; }
+	src=$(dirname "$mark")
+	name=$(basename "$src")
+	dest=$CACHE/pg$v/var/cache/ddl_notify-pgregress/src
+	if [[ ! -f $dest/$name/.complete ]]; then
+		mkdir -p "$dest"
+		rm -rf "${dest:?}/$name"
+		cp -a "$src" "$dest/" || return 0
+	fi
+	echo "/var/cache/ddl_notify-pgregress/src/$name"
+}
+
 # run VERSION: copy the repository in, run make $TARGET, print the summary line.
 run_version()
 {
-	local v=$1 root=$CACHE/pg$1 log=$CACHE/logs/pg$1.log start counts rc server
+	local v=$1 root=$CACHE/pg$1 log=$CACHE/logs/pg$1.log start counts rc server regress_source
 	mkdir -p "$CACHE/logs"
 	start=$SECONDS
 	lock_chroot "$v"
@@ -217,12 +245,22 @@ run_version()
 	# keep that one in the chroot across runs.
 	mkdir -p "$root/var/cache/ddl_notify-pgregress"
 	ln -sfn /var/cache/ddl_notify-pgregress "$root/root/ddl_notify/test/pgregress/cache"
+	regress_source=$(borrow_regress_source "$v")
 	server=$(in_chroot "$root" "/usr/lib/postgresql/$v/bin/postgres" --version 2>/dev/null | sed "s/^postgres (PostgreSQL) //")
 	echo "== PostgreSQL $v ($server): make $TARGET in $root/root/ddl_notify"
 	do_mount "$root" || { SUMMARY+=("PostgreSQL $v: mount failed: 0 passed, 1 failed"); TOTAL_F=$((TOTAL_F + 1)); do_umount; return; }
-	in_chroot "$root" ${ONLY:+ONLY="$ONLY"} make -C /root/ddl_notify "$TARGET" </dev/null 2>&1 | tee "$log"
+	in_chroot "$root" ${ONLY:+ONLY="$ONLY"} ${REPLAY_UPDATE:+REPLAY_UPDATE="$REPLAY_UPDATE"} \
+		${regress_source:+REPLAY_REGRESS_SOURCE="$regress_source"} \
+		make -C /root/ddl_notify "$TARGET" </dev/null 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	do_umount
+	# REPLAY_UPDATE=1 with test-replay: the version's expected outcomes, back
+	# into the repository
+	if [[ -n ${REPLAY_UPDATE:-} ]]; then
+		for f in "$root"/root/ddl_notify/test/replay/expected-*-"$v".txt; do
+			[[ -f $f ]] && cp "$f" "$REPO/test/replay/"
+		done
+	fi
 	counts=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$log" | tail -n 1)
 	[[ -n $counts ]] || { echo "versions.sh: make $TARGET on PostgreSQL $v printed no counts (status $rc)"; counts="0 1"; }
 	read -r p f <<<"$counts"
