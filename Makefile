@@ -13,6 +13,10 @@
 #                           test/bench/pool.sh)
 #   make bench-scale        delivery at scale: each figure beside its goal
 #                           (test/bench/scale.sh)
+#   make bench-snapshot     the workers' CPU per 1,000 deliveries, subscriber_status
+#                           and wait_for_delivery while a REPEATABLE READ
+#                           snapshot is held (SNAPSHOT_HOLD seconds, default
+#                           600): a series (test/bench/snapshot_hold.sh)
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one
@@ -110,7 +114,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replay-versions test-replication test-replication-versions test-fault-soak
+.PHONY: deps demo test bench bench-scale bench-snapshot mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replay-versions test-replication test-replication-versions test-fault-soak
 deps:
 	@bash test/tools/deps.sh
 
@@ -130,6 +134,10 @@ bench: deps
 bench-scale: deps
 	@bash test/tools/build.sh
 	@bash test/bench/scale.sh
+
+bench-snapshot: deps
+	@bash test/tools/build.sh
+	@bash test/bench/snapshot_hold.sh
 
 mutate: deps
 	@WERROR=1 bash test/tools/build.sh

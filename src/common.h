@@ -294,7 +294,20 @@ typedef struct DdlnRoundResult
 	TimestampTz next_retry;		/* earliest backoff expiry, 0 if none */
 } DdlnRoundResult;
 
-extern void DdlnDeliverRound(DdlnRoundResult *result, bool sweep);
+/*
+ * The sweep at a round's end (deliver.c): none; the recent one (the rows a
+ * walk from the position floor finds, a bounded cost whatever an old
+ * snapshot keeps); or the full one (scans of the whole queue, which also
+ * finds events whose transaction has no commit position).
+ */
+typedef enum DdlnSweep
+{
+	DDLN_SWEEP_NONE,
+	DDLN_SWEEP_RECENT,
+	DDLN_SWEEP_FULL
+} DdlnSweep;
+
+extern void DdlnDeliverRound(DdlnRoundResult *result, DdlnSweep sweep);
 extern void DdlnFlushProgress(void);
 extern bool (*ddln_round_yield_hook) (void);
 extern void DdlnStartTransaction(void);

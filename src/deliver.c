@@ -89,6 +89,14 @@
  * - A handler gets event.query, and the texts of the relation images in
  *	 event.details, only if its owner may SELECT event.query; session-level
  *	 advisory locks a handler took are released after its call.
+ * - The sweep at a round's end (rows nobody needs) comes in two kinds
+ *	 (issue 38).  The full one, DdlnPurge, scans the whole queue, so it
+ *	 reads every row version an old snapshot keeps: CALL deliver() and
+ *	 unsubscribe() run it, the worker at most once a minute.  The recent
+ *	 one, DdlnSweepRecent, finds the same rows by a walk from the position
+ *	 floor (fetch.c, at most DDLN_SWEEP_VISIT events a time) and deletes
+ *	 them by ctid, each tested again under its row lock; only an event
+ *	 whose transaction has no commit position is beyond it.
  *
  * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both
  * call DdlnDeliverRound() inside a started transaction; it commits and
@@ -290,6 +298,31 @@ static DdlnQuery q_purge_order = {
 	"  WHERE NOT EXISTS (" DDLN_EVENTS_OF_XACT("o2.xid") ") "
 	"  FOR UPDATE SKIP LOCKED))",
 	0, {0}
+};
+
+/*
+ * The recent sweep's deletes (DdlnSweepRecent): the rows fetch.c's walk
+ * found, by ctid (a TID scan whatever the statistics), each tested again
+ * under its row lock as the full sweep's deletes test them: a row that
+ * changed since the walk read it is deleted only if it is garbage still.
+ */
+static DdlnQuery q_sweep_events = {
+	"DELETE FROM ddl_notify.event e WHERE e.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"  SELECT e2.ctid FROM ddl_notify.event e2 "
+	"  WHERE e2.ctid OPERATOR(pg_catalog.=) ANY ($1) "
+	"    AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
+	"      WHERE ddl_notify.is_pending(e2.processed, e2.xid, s.slot, s.start_snapshot, s.start_xid)) "
+	"  FOR UPDATE SKIP LOCKED))",
+	1, {TIDARRAYOID}
+};
+
+static DdlnQuery q_sweep_orders = {
+	"DELETE FROM ddl_notify.commit_order o WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"  SELECT o2.ctid FROM ddl_notify.commit_order o2 "
+	"  WHERE o2.ctid OPERATOR(pg_catalog.=) ANY ($1) "
+	"    AND NOT EXISTS (" DDLN_EVENTS_OF_XACT("o2.xid") ") "
+	"  FOR UPDATE SKIP LOCKED))",
+	1, {TIDARRAYOID}
 };
 
 static DdlnQuery q_success = {
@@ -559,49 +592,46 @@ DdlnRun(DdlnQuery *q, Datum *values, const char *nulls, bool read_only, long cou
  * transaction's ids are mostly together), so the test runs about once per
  * transaction and subscriber, not per event.
  */
+/* Every subscriber's subscription point, in the current memory context. */
 static void
-DdlnNeededMasks(const DdlnEventKey *sorted, int n, int64 *need)
+DdlnReadSubscriptionPoints(DdlnSubscriptionPoints *pts)
 {
 	int			nsubs;
-	int32	   *slots;
-	Datum	   *snaps;
-	FullTransactionId *start_xids;
-	FullTransactionId last_xid = InvalidFullTransactionId;
-	int64		last_need = 0;
 
 	DdlnRun(&q_subscription_points, NULL, NULL, true, 0);
 	nsubs = (int) SPI_processed;
-	slots = palloc(sizeof(int32) * Max(nsubs, 1));
-	snaps = palloc(sizeof(Datum) * Max(nsubs, 1));
-	start_xids = palloc(sizeof(FullTransactionId) * Max(nsubs, 1));
+	pts->n = nsubs;
+	pts->slots = palloc(sizeof(int32) * Max(nsubs, 1));
+	pts->snaps = palloc(sizeof(Datum) * Max(nsubs, 1));
+	pts->start_xids = palloc(sizeof(FullTransactionId) * Max(nsubs, 1));
 	for (int i = 0; i < nsubs; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
 
-		slots[i] = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		pts->slots[i] = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
 		/* copied: the tuple table goes now */
-		snaps[i] = datumCopy(SPI_getbinval(tup, desc, 2, &isnull), false, -1);
-		start_xids[i] = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 3, &isnull));
+		pts->snaps[i] = datumCopy(SPI_getbinval(tup, desc, 2, &isnull), false, -1);
+		pts->start_xids[i] = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 3, &isnull));
 	}
 	SPI_freetuptable(SPI_tuptable);
+}
 
+static void
+DdlnNeededMasks(const DdlnEventKey *sorted, int n, int64 *need)
+{
+	DdlnSubscriptionPoints pts;
+	FullTransactionId last_xid = InvalidFullTransactionId;
+	int64		last_need = 0;
+
+	DdlnReadSubscriptionPoints(&pts);
 	for (int i = 0; i < n; i++)
 	{
 		if (i == 0 || !FullTransactionIdEquals(sorted[i].xid, last_xid))
 		{
-			Datum		xid = FullTransactionIdGetDatum(sorted[i].xid);
-
 			last_xid = sorted[i].xid;
-			last_need = 0;
-			for (int s = 0; s < nsubs; s++)
-			{
-				if (FullTransactionIdEquals(last_xid, start_xids[s]) ||
-					DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid, snaps[s])))
-					continue;
-				last_need |= INT64CONST(1) << slots[s];
-			}
+			last_need = DdlnNeedOf(&pts, last_xid);
 		}
 		need[i] = last_need;
 	}
@@ -756,6 +786,47 @@ DdlnPurge(void)
 	}
 	else
 		SPI_freetuptable(SPI_tuptable);
+}
+
+/* A tid[] of "n" ctids, for a query's parameter. */
+static Datum
+DdlnTidArray(const ItemPointerData *tids, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		elems[i] = PointerGetDatum(&tids[i]);
+	return PointerGetDatum(construct_array(elems, n, TIDOID, sizeof(ItemPointerData),
+										   false, TYPALIGN_SHORT));
+}
+
+/*
+ * The recent sweep (issue 38): what DdlnPurge deletes, found by a walk of
+ * the queue from the position floor (fetch.c, DdlnSweepWalk) instead of
+ * scans of the whole queue, which read every row version an old snapshot
+ * keeps from being removed.  Its cost follows the rows still visible, at
+ * most DDLN_SWEEP_VISIT events a call.  An event whose transaction has no
+ * commit_order row is the full sweep's (DdlnPurge) to find.
+ */
+static void
+DdlnSweepRecent(void)
+{
+	DdlnSubscriptionPoints pts;
+	DdlnSweepFound found;
+	Datum		v[1];
+
+	DdlnReadSubscriptionPoints(&pts);
+	DdlnSweepWalk(&pts, &found);
+	if (found.nevents > 0)
+	{
+		v[0] = DdlnTidArray(found.events, found.nevents);
+		DdlnRun(&q_sweep_events, v, NULL, false, 0);
+	}
+	if (found.norders > 0)
+	{
+		v[0] = DdlnTidArray(found.orders, found.norders);
+		DdlnRun(&q_sweep_orders, v, NULL, false, 0);
+	}
 }
 
 /*
@@ -1950,7 +2021,7 @@ DdlnHoldsAdvisoryLocks(void)
  * so that DdlnDeliverRound() can clear in_delivery_round however it ends.
  */
 static void
-DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
+DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, DdlnSweep sweep)
 {
 	bool		more = true;
 	int			nfloors = 0;
@@ -2020,12 +2091,16 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
 	/*
 	 * Sweep the rows nobody needs: committed before every current
 	 * subscriber subscribed, or left by one that unsubscribed.  Rows
-	 * every subscriber handled are gone already (DdlnMarkHandled); this
-	 * is a full scan, so the worker does it only now and then.
+	 * every subscriber handled are gone already (DdlnMarkHandled).  The
+	 * full sweep scans the whole queue, so the worker does it only now and
+	 * then; the recent one walks from the position floor (DdlnSweepRecent).
 	 */
-	if (sweep)
+	if (sweep != DDLN_SWEEP_NONE)
 	{
-		DdlnPurge();
+		if (sweep == DDLN_SWEEP_FULL)
+			DdlnPurge();
+		else
+			DdlnSweepRecent();
 		/* DDL replication's outbox, read by logical decoding only (outbox.c) */
 		DdlnOutboxPrune();
 		SPI_commit();
@@ -2041,7 +2116,7 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, bool sweep)
  * returns inside a fresh transaction, in that context.
  */
 void
-DdlnDeliverRound(DdlnRoundResult *result, bool sweep)
+DdlnDeliverRound(DdlnRoundResult *result, DdlnSweep sweep)
 {
 	MemoryContext keep;
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -2119,7 +2194,7 @@ ddl_notify_deliver(PG_FUNCTION_ARGS)
 				 errdetail("Delivery commits one transaction per batch."),
 				 errhint("Run CALL ddl_notify.deliver() as a statement of its own.")));
 
-	DdlnDeliverRound(&result, true);
+	DdlnDeliverRound(&result, DDLN_SWEEP_FULL);
 	/* a subscriber left in backoff: a pool worker comes back for it */
 	DdlnRequestRetry(MyDatabaseId, result.next_retry);
 

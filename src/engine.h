@@ -115,6 +115,33 @@ typedef struct DdlnProgress
 	TimestampTz last_delivered_at;
 } DdlnProgress;
 
+/*
+ * Every subscriber's subscription point, read once (deliver.c): what
+ * ddl_notify.is_pending() needs besides the processed bits.
+ */
+typedef struct DdlnSubscriptionPoints
+{
+	int			n;
+	int32	   *slots;
+	Datum	   *snaps;			/* start_snapshot (pg_snapshot) */
+	FullTransactionId *start_xids;
+} DdlnSubscriptionPoints;
+
+/*
+ * What one recent sweep (DdlnSweepWalk) found: rows that may be garbage,
+ * by ctid, for deliver.c's deletes to check again under their row locks.
+ */
+typedef struct DdlnSweepFound
+{
+	int			nevents;
+	ItemPointerData *events;	/* events no subscriber needs */
+	int			norders;
+	ItemPointerData *orders;	/* commit_order rows without events */
+} DdlnSweepFound;
+
+/* events (index entries) a recent sweep looks at, at most */
+#define DDLN_SWEEP_VISIT	4096
+
 /* how often at most the counters are moved into a subscriber's row */
 #define DDLN_PROGRESS_FLUSH_MS	30000
 
@@ -130,6 +157,8 @@ extern int	DdlnProgressHeld(int32 **ids, TimestampTz **created);
 extern void DdlnReadFilter(HeapTuple tup, TupleDesc desc, int col, DdlnFilter *f);
 extern void DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 					  DdlnFetched *out);
+extern int64 DdlnNeedOf(const DdlnSubscriptionPoints *pts, FullTransactionId fxid);
+extern void DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found);
 extern int	DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 								 const int64 *need, int n, int32 slotno,
 								 int64 *gone, int *ngone);

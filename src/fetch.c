@@ -27,6 +27,10 @@
  *	 every round (issue 38).  The floor passes a position only once every
  *	 transaction that could still make a row below it visible has ended
  *	 (a late commit with a lower position is still read: G4).
+ * - The recent sweep's walk (DdlnSweepWalk, issue 38) reads the queue as
+ *	 the fetch does, from the same floor, and only reads: deliver.c deletes
+ *	 what it found, testing each row again under its row lock.  It looks
+ *	 at DDLN_SWEEP_VISIT events at most and goes on from there next time.
  * - A read stops when the batch is full (ddl_notify.batch_size events, or
  *	 ddl_notify.batch_memory bytes of rows), never after scanning or sorting
  *	 the whole backlog.
@@ -492,6 +496,153 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	}
 
 	out->full = (bytes >= max_bytes);
+	index_endscan(scan);
+	index_endscan(walk);
+	ExecDropSingleTupleTableSlot(eslot);
+	ExecDropSingleTupleTableSlot(oslot);
+	UnregisterSnapshot(snap);
+	index_close(event_idx, AccessShareLock);
+	table_close(event_rel, AccessShareLock);
+	index_close(order_idx, AccessShareLock);
+	table_close(order_rel, AccessShareLock);
+}
+
+/*
+ * The slots whose subscribers must see the events of transaction "fxid":
+ * ddl_notify.is_pending() without its processed-bit test, for every
+ * subscriber.
+ */
+int64
+DdlnNeedOf(const DdlnSubscriptionPoints *pts, FullTransactionId fxid)
+{
+	Datum		xid = FullTransactionIdGetDatum(fxid);
+	int64		need = 0;
+
+	for (int s = 0; s < pts->n; s++)
+	{
+		if (FullTransactionIdEquals(fxid, pts->start_xids[s]) ||
+			DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid, pts->snaps[s])))
+			continue;
+		need |= INT64CONST(1) << pts->slots[s];
+	}
+	return need;
+}
+
+/* where the next recent sweep goes on (DdlnSweepWalk); 0: at the floor */
+static Oid	ddln_sweep_relid = InvalidOid;
+static int64 ddln_sweep_next = 0;
+
+/*
+ * The recent sweep's walk (issue 38): the rows that may have become
+ * garbage, found as DdlnFetch finds pending events, never by a scan of the
+ * whole queue.  A scan of the heap (or of all of event_xid) reads every row
+ * version an old snapshot keeps, so behind one it cost more each second;
+ * this reads commit_order from the position floor, where every row still
+ * visible is (DdlnOrderFloor), and for each transaction its events by xid.
+ * Found are the events none of "pts" needs (their processed bits cover the
+ * transaction's need, or it needs none: committed before every
+ * subscription, or needed by slots that unsubscribed), and the commit_order
+ * rows whose transaction has no event left.  At most DDLN_SWEEP_VISIT
+ * events are looked at; the next call goes on from the transaction where
+ * this one stopped, and from the floor again once the end is reached, so a
+ * long backlog is swept over several calls at a bounded cost each.
+ *
+ * It reads only: deliver.c deletes what it found by ctid, under row locks,
+ * testing again what this tested (a row may have changed since).  What
+ * this cannot find (an event whose transaction has no commit_order row) is
+ * left to the full sweep, which deliver.c runs less often.
+ */
+void
+DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found)
+{
+	const DdlnRelids *relids = DdlnGetRelids(false);
+	Relation	order_rel = table_open(relids->commit_order, AccessShareLock);
+	Relation	order_idx = index_open(relids->commit_order_pos, AccessShareLock);
+	Relation	event_rel = table_open(relids->event, AccessShareLock);
+	Relation	event_idx = index_open(relids->event_xid, AccessShareLock);
+	int			maxevents = 64;
+	int			maxorders = 64;
+	int			visited = 0;
+	bool		stopped = false;
+	int64		floor_pos;
+	int64		from;
+	ScanKeyData floor_key;
+	Snapshot	snap;
+	TupleTableSlot *oslot;
+	TupleTableSlot *eslot;
+	IndexScanDesc walk;
+	IndexScanDesc scan;
+
+	DdlnFetchCheckShape(order_rel, event_rel, event_idx);
+	memset(found, 0, sizeof(*found));
+	found->events = palloc(sizeof(ItemPointerData) * maxevents);
+	found->orders = palloc(sizeof(ItemPointerData) * maxorders);
+	floor_pos = DdlnOrderFloor(order_rel, order_idx);
+	if (ddln_sweep_relid != RelationGetRelid(order_rel))
+	{
+		ddln_sweep_relid = RelationGetRelid(order_rel);
+		ddln_sweep_next = 0;
+	}
+	from = Max(floor_pos, ddln_sweep_next);
+
+	CommandCounterIncrement();
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	oslot = table_slot_create(order_rel, NULL);
+	eslot = table_slot_create(event_rel, NULL);
+	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 1, 0);
+	ScanKeyInit(&floor_key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from));
+	index_rescan(walk, &floor_key, 1, NULL, 0);
+	scan = DdlnIndexBeginScan(event_rel, event_idx, snap, 2, 0);
+
+	while (index_getnext_slot(walk, ForwardScanDirection, oslot))
+	{
+		bool		isnull;
+		Datum		xid = slot_getattr(oslot, DDLN_CO_XID + 1, &isnull);
+		int64		pos = DatumGetInt64(slot_getattr(oslot, DDLN_CO_POS + 1, &isnull));
+		int64		need;
+		bool		any = false;
+		ScanKeyData keys[2];
+
+		if (visited >= DDLN_SWEEP_VISIT)
+		{
+			/* this transaction is the next call's first */
+			ddln_sweep_next = pos;
+			stopped = true;
+			break;
+		}
+		need = DdlnNeedOf(pts, DatumGetFullTransactionId(xid));
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ, xid);
+		ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(0));
+		index_rescan(scan, keys, 2, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, eslot))
+		{
+			int64		processed = DatumGetInt64(slot_getattr(eslot, DDLN_EV_PROCESSED + 1, &isnull));
+
+			any = true;
+			visited++;
+			if ((need & ~processed) != 0)
+				continue;
+			if (found->nevents == maxevents)
+			{
+				maxevents *= 2;
+				found->events = repalloc(found->events, sizeof(ItemPointerData) * maxevents);
+			}
+			found->events[found->nevents++] = eslot->tts_tid;
+		}
+		if (!any)
+		{
+			if (found->norders == maxorders)
+			{
+				maxorders *= 2;
+				found->orders = repalloc(found->orders, sizeof(ItemPointerData) * maxorders);
+			}
+			found->orders[found->norders++] = oslot->tts_tid;
+		}
+		visited++;
+	}
+	if (!stopped)
+		ddln_sweep_next = 0;
+
 	index_endscan(scan);
 	index_endscan(walk);
 	ExecDropSingleTupleTableSlot(eslot);

@@ -17,7 +17,11 @@
  *	 registration fails the database stays queued and the launcher tries
  *	 again within a second.
  * - A worker serves one database.  It loops: one delivery round
- *	 (DdlnDeliverRound), then sleep until woken.  It exits when it has had
+ *	 (DdlnDeliverRound), then sleep until woken.  A round ends with the
+ *	 recent sweep (deliver.c) when nothing was delivered or a second has
+ *	 passed since the last sweep, and with the full one (a scan of the
+ *	 whole queue) instead once a minute: behind an old snapshot the full
+ *	 one reads every row version the snapshot keeps (issue 38).  It exits when it has had
  *	 nothing to do (no event handled, no failure recorded) for
  *	 ddl_notify.worker_idle_timeout, or at once when it is idle and another
  *	 database waits for a slot; before it gives its slot back it writes
@@ -132,6 +136,7 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_MAX_RESTART_DELAY_MS 60000
 #define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
 #define DDLN_SWEEP_INTERVAL_MS	1000	/* a delivering worker sweeps at most this often */
+#define DDLN_FULL_SWEEP_INTERVAL_MS 60000	/* ... and scans the whole queue at most this often */
 
 /*
  * A worker that has served this long gives its slot up after a round that
@@ -1154,7 +1159,7 @@ DdlnExtensionStillThere(bool was_starting, const char *dbname)
 
 /* One delivery round (deliver.c), in transactions of its own. */
 static void
-DdlnRunRound(MemoryContext loopcxt, TimeoutId long_round_timeout, bool sweep,
+DdlnRunRound(MemoryContext loopcxt, TimeoutId long_round_timeout, DdlnSweep sweep,
 			 DdlnRoundResult *result)
 {
 	pgstat_report_activity(STATE_RUNNING, "ddl_notify worker: delivery round");
@@ -1292,6 +1297,7 @@ void
 DdlnWorkerMain(Datum arg)
 {
 	TimestampTz last_sweep = 0;
+	TimestampTz last_full_sweep = 0;
 	TimestampTz last_busy;
 	bool		idle_round = true;	/* the last round had nothing to deliver */
 	MemoryContext loopcxt;
@@ -1313,7 +1319,7 @@ DdlnWorkerMain(Datum arg)
 		DdlnRoundResult result;
 		TimestampTz round_start;
 		bool		was_starting;
-		bool		sweep;
+		DdlnSweep	sweep;
 
 		DdlnWorkerShutdownIfAsked();
 		CHECK_FOR_INTERRUPTS();
@@ -1333,17 +1339,27 @@ DdlnWorkerMain(Datum arg)
 			continue;
 
 		/*
-		 * Sweep (a scan of the whole queue) at most once a second while
-		 * there is work, and whenever a round comes with nothing to deliver
-		 * (a poll, a wake-up after unsubscribe()): each DDL commit wakes the
-		 * worker, and sweeping after every one of them cost more than
-		 * delivering its events.
+		 * Sweep at most once a second while there is work, and whenever a
+		 * round comes with nothing to deliver (a poll, a wake-up after
+		 * unsubscribe()): each DDL commit wakes the worker, and sweeping
+		 * after every one of them cost more than delivering its events.
+		 * The sweep is the recent one (deliver.c: a walk from the position
+		 * floor, bounded), the full one (scans of the whole queue, every
+		 * row version an old snapshot keeps included: issue 38) at most
+		 * once a minute.
 		 */
-		sweep = idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
-														 DDLN_SWEEP_INTERVAL_MS);
+		sweep = DDLN_SWEEP_NONE;
+		if (TimestampDifferenceExceeds(last_full_sweep, GetCurrentTimestamp(),
+									   DDLN_FULL_SWEEP_INTERVAL_MS))
+			sweep = DDLN_SWEEP_FULL;
+		else if (idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
+														  DDLN_SWEEP_INTERVAL_MS))
+			sweep = DDLN_SWEEP_RECENT;
 		DdlnRunRound(loopcxt, long_round_timeout, sweep, &result);
-		if (sweep)
+		if (sweep != DDLN_SWEEP_NONE)
 			last_sweep = GetCurrentTimestamp();
+		if (sweep == DDLN_SWEEP_FULL)
+			last_full_sweep = last_sweep;
 
 		idle_round = (result.handled == 0);
 		if (result.handled > 0 || result.failures > 0)
