@@ -82,6 +82,9 @@
  *					capture also as a logical decoding message (CDC)
  *	  outbox.c		DDL replication on a publisher: one outbox row per
  *					statement a publish_ddl() publication covers
+ *	  statementkey.c	which statement of its transaction an event belongs
+ *					to, with the search_path and role it ran under, for
+ *					consumers that replay statement texts
  *
  *	ground: what every floor stands on; it calls nothing above it
  *	  common.c		the settings' variables, the subscription-point lock, the
@@ -174,6 +177,7 @@ extern void DdlnBeginSafe(DdlnSafeState *st);
 extern void DdlnEndSafe(DdlnSafeState *st);
 extern void DdlnLockSubscriptionPoint(LOCKMODE mode);
 extern const char *DdlnCurrentStatementText(void);
+extern bool DdlnCurrentStatementSliced(void);
 extern Oid	DdlnExtensionOwner(void);
 extern bool DdlnTryQuietly(void (*fn) (void *arg), void *arg);
 
@@ -196,6 +200,11 @@ extern bool ddln_xact_recorded;			/* this transaction wrote events */
 /* querytext.c: the statement text an event stores */
 extern char *DdlnRedactSecrets(const char *query);
 extern char *DdlnCapQuery(const char *query);
+
+/* statementkey.c: the "statement" key of an event's details */
+extern void DdlnStatementKeyStart(void);
+extern void DdlnStatementKeyEnd(void);
+extern Jsonb *DdlnStatementKey(bool exact);
 
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"
