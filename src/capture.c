@@ -150,7 +150,7 @@ typedef struct DdlnCaptureCall
 {
 	NameData	role_name;
 	const char *query;
-	bool		exact;			/* query is the statement's exact text */
+	bool		exact;			/* query is the text read, unredacted, uncut */
 	Jsonb	   *statement;		/* the "statement" key, at the first row */
 	Relation	rel;			/* ddl_notify.event, opened at the first row */
 	CatalogIndexState indstate;
@@ -196,8 +196,7 @@ DdlnBeginCapture(DdlnCaptureCall *call)
 
 		call->query = DdlnCapQuery(redacted);
 		/* each returns its argument itself when it changed nothing */
-		call->exact = text != NULL && redacted == text && call->query == redacted &&
-			DdlnCurrentStatementSliced();
+		call->exact = text != NULL && redacted == text && call->query == redacted;
 	}
 }
 
@@ -1054,7 +1053,7 @@ Datum
 ddl_notify_capture_ddl_command_start(PG_FUNCTION_ARGS)
 {
 	(void) DdlnEventTriggerTag(fcinfo, "capture_ddl_command_start");
-	DdlnStatementKeyStart();
+	DdlnStatementKeyStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	DdlnOutboxStatementStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	DdlnImageCommandStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	PG_RETURN_VOID();

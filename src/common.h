@@ -202,9 +202,9 @@ extern char *DdlnRedactSecrets(const char *query);
 extern char *DdlnCapQuery(const char *query);
 
 /* statementkey.c: the "statement" key of an event's details */
-extern void DdlnStatementKeyStart(void);
+extern void DdlnStatementKeyStart(Node *parsetree);
 extern void DdlnStatementKeyEnd(void);
-extern Jsonb *DdlnStatementKey(bool exact);
+extern Jsonb *DdlnStatementKey(bool unchanged);
 
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"

@@ -34,6 +34,10 @@
  *	 cut); a nested event's is always false (its query is the nested
  *	 statement's).  None of these keys is a statement text: a subscriber
  *	 whose owner may not read statement texts (G10) still sees them.
+ * - Without the library preloaded, the first DDL statement of a session runs
+ *	 before the utility hook is installed, and capture stores the whole
+ *	 query string: it is exact only if that string is one statement of the
+ *	 kind running (parsed again once, quietly, at ddl_command_start).
  * - CREATE INDEX CONCURRENTLY commits the transaction its ddl_command_start
  *	 ran in: the first event recorded without a frame opens one, closed by
  *	 that statement's ddl_command_end.
@@ -50,7 +54,10 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "nodes/pg_list.h"
+#include "parser/parser.h"
+#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
@@ -65,6 +72,8 @@ static List *frames = NIL;		/* in TopTransactionContext */
 static int64 statement_count = 0;	/* top-level statements begun this transaction */
 static char *statement_search_path = NULL;	/* in TopTransactionContext */
 static char *statement_role = NULL;
+static bool statement_whole = false;	/* the hook did not see it, and the
+										 * whole query string is it */
 static bool callbacks_registered = false;
 
 static void
@@ -78,6 +87,7 @@ DdlnStatementKeyXactCallback(XactEvent event, void *arg)
 		statement_count = 0;
 		statement_search_path = NULL;
 		statement_role = NULL;
+		statement_whole = false;
 	}
 }
 
@@ -91,10 +101,54 @@ DdlnStatementKeySubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 		frames = list_delete_first(frames);
 }
 
+/* What DdlnWholeStringIsIt() parses, and what it found. */
+typedef struct DdlnWholeString
+{
+	const char *string;
+	NodeTag		tag;			/* of the statement running */
+	bool		is_it;
+} DdlnWholeString;
+
+static void
+DdlnWholeStringParse(void *arg)
+{
+	DdlnWholeString *w = (DdlnWholeString *) arg;
+	List	   *raw = raw_parser(w->string, RAW_PARSE_DEFAULT);
+
+	w->is_it = list_length(raw) == 1 &&
+		nodeTag(((RawStmt *) linitial(raw))->stmt) == w->tag;
+}
+
+/*
+ * The first DDL statement of a session that did not preload the library
+ * runs before the utility hook is installed: the text capture stores is
+ * then the whole query string (common.c).  It is the statement's exact text
+ * only if the string holds one statement, of the kind running (not a DO
+ * block or a query whose function runs the DDL).  Parsed again with the
+ * session's settings, quietly: anything it cannot read is "no".  Once per
+ * session at most.
+ */
+static bool
+DdlnWholeStringIsIt(Node *parsetree)
+{
+	DdlnWholeString w;
+
+	if (parsetree == NULL || ddln_statement.string != NULL || debug_query_string == NULL)
+		return false;
+	w.string = debug_query_string;
+	w.tag = nodeTag(parsetree);
+	w.is_it = false;
+	if (!DdlnTryQuietly(DdlnWholeStringParse, &w))
+		return false;
+	return w.is_it;
+}
+
 /* ddl_command_start: open a frame; a top-level one is a new statement. */
 void
-DdlnStatementKeyStart(void)
+DdlnStatementKeyStart(Node *parsetree)
 {
+	bool		whole = false;
+
 	MemoryContext old;
 
 	if (!callbacks_registered)
@@ -103,9 +157,12 @@ DdlnStatementKeyStart(void)
 		RegisterSubXactCallback(DdlnStatementKeySubXactCallback, NULL);
 		callbacks_registered = true;
 	}
+	if (frames == NIL)
+		whole = DdlnWholeStringIsIt(parsetree);
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	if (frames == NIL)
 	{
+		statement_whole = whole;
 		statement_count++;
 		statement_search_path = pstrdup(namespace_search_path ? namespace_search_path : "");
 		statement_role = pstrdup(GetUserNameFromId(GetUserId(), false));
@@ -137,20 +194,26 @@ DdlnStatementKeyPair(JsonbParseState **state, const char *key, JsonbValue *val)
 
 /*
  * The "statement" key of the events of one capture call, as a jsonb object
- * {"statement": {...}}; "exact": the call's query is the exact text of its
- * statement, if the statement is a top-level one.
+ * {"statement": {...}}; "unchanged": the call's query is the text capture
+ * read, unredacted and uncut.  That text is the statement's exact text if
+ * the utility hook gave its own slice, or if it is the whole query string
+ * and that is the statement (DdlnWholeStringIsIt), and the statement is a
+ * top-level one.
  */
 Jsonb *
-DdlnStatementKey(bool exact)
+DdlnStatementKey(bool unchanged)
 {
+	bool		exact;
+
 	JsonbParseState *state = NULL;
 	JsonbValue	v;
 	JsonbValue *res;
 	bool		nested;
 
 	if (frames == NIL)
-		DdlnStatementKeyStart();
+		DdlnStatementKeyStart(NULL);
 	nested = list_length(frames) > 1;
+	exact = unchanged && !nested && (DdlnCurrentStatementSliced() || statement_whole);
 
 	(void) pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	v.type = jbvString;
@@ -166,7 +229,7 @@ DdlnStatementKey(bool exact)
 	v.val.string.len = strlen(statement_role);
 	DdlnStatementKeyPair(&state, "role", &v);
 	v.type = jbvBool;
-	v.val.boolean = exact && !nested;
+	v.val.boolean = exact;
 	DdlnStatementKeyPair(&state, "exact", &v);
 	v.val.boolean = nested;
 	DdlnStatementKeyPair(&state, "nested", &v);
