@@ -31,8 +31,10 @@
 # typed attempt is rolled back to a savepoint first: nothing is applied
 # twice), for the tags whose work no image shows (GRANT, REVOKE, COMMENT,
 # SECURITY LABEL, ALTER DEFAULT PRIVILEGES, CREATE SCHEMA, ALTER INDEX,
-# REFRESH MATERIALIZED VIEW) and for a table's INHERITS, which no image
-# carries:
+# REFRESH MATERIALIZED VIEW; ALTER TABLE's SET STORAGE, OWNER TO, triggers'
+# and rules' ENABLE/DISABLE, row level security, [NO] INHERIT, [NOT] OF,
+# ATTACH/DETACH PARTITION ...: TEXT_SUBCOMMANDS) and for CREATE TABLE ...
+# INHERITS or OF type, which no image carries:
 #
 #       -> SET LOCAL search_path to details.statement.search_path, SET LOCAL
 #          ROLE to details.statement.role (stops when the copy has no such
@@ -1128,10 +1130,27 @@ def statements(events):
 TEXT_TAGS = {'GRANT', 'REVOKE', 'COMMENT', 'SECURITY LABEL', 'ALTER DEFAULT PRIVILEGES',
              'REFRESH MATERIALIZED VIEW', 'ALTER INDEX', 'CREATE SCHEMA'}
 
-# a table's parents are in no image: a CREATE TABLE ... INHERITS or an ALTER
-# TABLE ... [NO] INHERIT replayed from the image would make a table
-# without them, and verification could not tell
+# ALTER TABLE subcommands whose work no image shows (or shows only on
+# another relation): their statement is applied by its text
+TEXT_SUBCOMMANDS = {
+    'ALTER COLUMN SET STATISTICS', 'ALTER COLUMN SET OPTIONS', 'ALTER COLUMN RESET OPTIONS',
+    'ALTER COLUMN SET STORAGE', 'ALTER COLUMN SET COMPRESSION', 'ALTER COLUMN OPTIONS', 'OPTIONS',
+    'OWNER TO', 'CLUSTER ON', 'SET WITHOUT CLUSTER', 'SET ACCESS METHOD', 'SET TABLESPACE',
+    'ENABLE TRIGGER', 'ENABLE ALWAYS TRIGGER', 'ENABLE REPLICA TRIGGER', 'DISABLE TRIGGER',
+    'ENABLE TRIGGER ALL', 'DISABLE TRIGGER ALL', 'ENABLE TRIGGER USER', 'DISABLE TRIGGER USER',
+    'ENABLE RULE', 'ENABLE ALWAYS RULE', 'ENABLE REPLICA RULE', 'DISABLE RULE',
+    'INHERIT', 'NO INHERIT', 'OF', 'NOT OF',
+    'ENABLE ROW LEVEL SECURITY', 'DISABLE ROW LEVEL SECURITY', 'FORCE ROW LEVEL SECURITY',
+    'NO FORCE ROW LEVEL SECURITY', 'ATTACH PARTITION', 'DETACH PARTITION',
+    'DETACH PARTITION FINALIZE'}
+
+# a table's parents and a typed table's type are in no image: a CREATE
+# TABLE ... INHERITS (...) or OF type, an ALTER TABLE ... [NO] INHERIT or
+# [NOT] OF (their subcommands are not in the event) replayed from the image
+# would make or leave a plain table, and verification could not tell
 INHERITS = re.compile(r'\binherits?\b', re.IGNORECASE)
+TYPED_TABLE = re.compile(r'\btable\s+(if\s+not\s+exists\s+|only\s+)?("[^"]*"|[^\s(]+)\s+(not\s+)?of\b',
+                         re.IGNORECASE)
 
 # what an object's identity is checked with after its statement was applied
 # by text (pg_get_object_address needs names the ddl_command_end events do
@@ -1252,8 +1271,10 @@ class Replayer:
         skipped = [ev for ev in run if ev.get('id') in self.skip]
         text_first = not skipped and statement_key(run[0]) is not None and (
             any(ev.get('command_tag') in TEXT_TAGS for ev in run) or
-            any(INHERITS.search(ev.get('query') or '') for ev in run
-                if ev.get('command_tag') in ('CREATE TABLE', 'ALTER TABLE')))
+            any(sc.get('kind') in TEXT_SUBCOMMANDS for ev in run
+                for sc in (ev.get('details') or {}).get('subcommands') or []) or
+            any(INHERITS.search(ev.get('query') or '') or TYPED_TABLE.search(ev.get('query') or '')
+                for ev in run if ev.get('command_tag') in ('CREATE TABLE', 'ALTER TABLE')))
         if not text_first:
             mark = len(applied)
             counts = dict(self.counts)
