@@ -1145,12 +1145,12 @@ TEXT_SUBCOMMANDS = {
     'NO FORCE ROW LEVEL SECURITY', 'ATTACH PARTITION', 'DETACH PARTITION',
     'DETACH PARTITION FINALIZE'}
 
-# a table's parents, a typed table's type and a column's COMPRESSION or
-# STORAGE are in no image: a CREATE
+# a table's parents, a typed table's type, a column's COMPRESSION or
+# STORAGE and the toast.* storage parameters are in no image: a CREATE
 # TABLE ... INHERITS (...) or OF type, an ALTER TABLE ... [NO] INHERIT or
 # [NOT] OF (their subcommands are not in the event) replayed from the image
 # would make or leave a plain table, and verification could not tell
-INHERITS = re.compile(r'\binherits?\b|\bcompression\b|\bstorage\b', re.IGNORECASE)
+INHERITS = re.compile(r'\binherits?\b|\bcompression\b|\bstorage\b|\btoast\.', re.IGNORECASE)
 TYPED_TABLE = re.compile(r'\btable\s+(if\s+not\s+exists\s+|only\s+)?("[^"]*"|[^\s(]+)\s+(not\s+)?of\b',
                          re.IGNORECASE)
 
