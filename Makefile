@@ -66,7 +66,8 @@ EXTVERSION	= 0.2.0
 MODULE_big	= ddl_notify
 OBJS		= src/ddl_notify.o src/common.o src/capture.o src/counter.o src/deliver.o src/failure.o src/fetch.o src/progress.o \
 		  src/binding.o src/lifecycle.o src/pool.o src/querytext.o src/relimage.o src/imgdiff.o src/imgcommand.o src/imgdrop.o src/subscriber.o src/trust.o src/walmsg.o \
-		  src/worker.o src/status.o src/legacy.o src/imagetexts.o src/outbox.o src/replicate.o src/apply.o
+		  src/worker.o src/status.o src/legacy.o src/imagetexts.o src/outbox.o src/replicate.o src/apply.o \
+		  src/statementkey.o
 
 DATA_built	= $(EXTENSION)--$(EXTVERSION).sql
 DATA		= $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/$(EXTENSION)--*.sql))

@@ -2,21 +2,51 @@
 # Copyright (c) 2026, the ddl_notify authors
 #
 # examples/ddl_replay.py: a consumer of ddl_notify's WAL messages (format
-# version 2) that keeps a downstream copy of a database's tables in step
-# with the source's DDL.  It applies the typed payload of each event, never
-# the statement text:
+# version 2) that keeps a downstream copy of a database's schema in step
+# with the source's DDL.  The events of one statement (details.statement:
+# the same "id" in one transaction) are applied together, one of two ways.
+#
+# By the typed payload, for relations, sequences, schemas' drops, domains
+# and enums, where an apply function takes every event of the statement:
 #
 #   CREATE of a table, view, materialized view or foreign table
-#       -> CREATE ... built from details.after
+#       -> CREATE ... built from details.after, then OWNER TO the
+#          statement's role
 #   ALTER (and RENAME, SET SCHEMA, CREATE/DROP INDEX on a table)
 #       -> one statement per entry of details.changes
 #   drops (sql_drop events, cascaded objects included)
 #       -> DROP ... IF EXISTS of the object the event names
-#   CREATE SCHEMA / DROP SCHEMA
+#   DROP SCHEMA
 #       -> the same on the target
 #   a sequence's events (CREATE/ALTER SEQUENCE, a serial or identity
 #   column's sequence)
 #       -> CREATE or ALTER SEQUENCE to its "after" image, then OWNED BY
+#
+# By the statement's text, once per statement id, for everything else
+# (functions, procedures, aggregates, operators and their classes and
+# families, casts, collations, conversions, base and range types, rules,
+# triggers, policies, statistics, text search objects, FDWs, servers, user
+# mappings, extensions, ALTER INDEX, ALTER SCHEMA, REFRESH MATERIALIZED
+# VIEW ...), for a statement that mixes such an event with typed ones (the
+# typed attempt is rolled back to a savepoint first: nothing is applied
+# twice), for the tags whose work no image shows (GRANT, REVOKE, COMMENT,
+# SECURITY LABEL, ALTER DEFAULT PRIVILEGES, CREATE SCHEMA, REFRESH
+# MATERIALIZED VIEW; ALTER TABLE's SET STORAGE, OWNER TO, triggers'
+# and rules' ENABLE/DISABLE, row level security, [NO] INHERIT, [NOT] OF,
+# ATTACH/DETACH PARTITION ...: TEXT_SUBCOMMANDS) and for CREATE TABLE ...
+# INHERITS or OF type, which no image carries:
+#
+#       -> SET LOCAL search_path to details.statement.search_path, SET LOCAL
+#          ROLE to details.statement.role (stops when the copy has no such
+#          role), the event's query run as it is; then each relation's last
+#          "after" image of the statement is verified and each object it
+#          made or altered is looked up (to_regprocedure, to_regtype, ...)
+#
+# Only a text marked "exact" (the parser's own text of that top-level
+# statement: not redacted, not cut, captured) is applied; the events of a
+# statement run inside another ("nested": an extension's script) come with
+# the outer statement's text.  Otherwise it stops.  Why texts and not
+# definitions built from the catalogs: docs/cdc.md.
 #
 # Each source transaction is applied in one target transaction, together
 # with the LSN it ended at (table ddl_replay.progress on the target): a
@@ -24,8 +54,8 @@
 # lost.  After each event it applied, the copy's relation is read with the
 # capture's own catalog reading and compared with the event's "after"
 # image (verify_event).  It stops (exit status 3), rolling back the whole
-# transaction, at an event it cannot apply (no apply function for its
-# kind, no images, a statement the copy refuses) or verify, with the
+# transaction, at an event it cannot apply (no exact text, no images, a
+# statement the copy refuses, a missing role) or verify, with the
 # event, the statement, the reason and the difference; --skip-event ID
 # resumes past an event whose work was done by hand (recorded in
 # ddl_replay.skipped).  Row changes are not copied here; a real pipeline
@@ -36,8 +66,9 @@
 # The file's parts: building statements from an image and the changes of
 # an ALTER (Applier: one branch per kind of event; apply_event says
 # whether it applied the event), verifying the copy (read_image,
-# verify_event), the main loop (Replayer: transactions, progress, stops,
-# the events no apply function took), pgoutput and main.
+# verify_event), the main loop (Replayer: transactions, statements
+# (apply_statement: typed or by text, apply_text), progress, stops, the
+# events no apply function took), pgoutput and main.
 #
 #   ddl_replay.py --source 'dbname=app' --slot replay --publication replay_pub \
 #                 --target 'host=copy dbname=app' [--create-slot] \
@@ -303,6 +334,19 @@ class Applier:
             print('  ' + sql, file=sys.stderr)
         self.last_sql = sql     # named when the copy refuses it
         self.cur.execute(sql, params)
+
+    def own(self, ev, kind_sql, rel):
+        """A relation made from an image gets the owner the source gave it:
+        the role its statement ran as (details.statement), when the copy
+        has that role; a statement applied by its text later (a GRANT) runs
+        as that role and needs it."""
+        key = statement_key(ev)
+        if key is None or not key.get('role') or key.get('nested'):
+            return
+        if not self.exists('SELECT EXISTS (SELECT FROM pg_roles WHERE rolname OPERATOR(pg_catalog.=) %s)'
+                           ' AND %s IS DISTINCT FROM current_user', (key['role'], key['role'])):
+            return
+        self.run('ALTER %s %s OWNER TO %s' % (kind_sql, rel, ident(key['role'])))
 
     def exists(self, sql, params):
         self.cur.execute(sql, params)
@@ -734,6 +778,7 @@ class Applier:
                         self.run(stmt.sql)
                 else:
                     self.run(stmt)
+            self.own(ev, KIND_SQL[after['kind']], qname(after['schema'], after['name']))
         else:
             return False        # nothing here applies it: the main loop decides
         return True
@@ -1044,10 +1089,90 @@ class Stop(Exception):
         return '\n'.join(lines)
 
 
+class CannotApply(Stop):
+    """No apply function here takes the event: its statement is applied by
+    its text instead, when the events carry it exactly (Replayer.apply_text)."""
+
+
+def statement_key(ev):
+    """The event's "statement" key (details.statement), or None (a capture
+    older than 0.2.0)."""
+    key = (ev.get('details') or {}).get('statement')
+    return key if isinstance(key, dict) and 'id' in key else None
+
+
 def statement_of(ev):
     """What tells the events of one statement from the next one's: its
-    transaction, start time and text."""
+    transaction and statement id; without a statement key, its transaction,
+    start time and text."""
+    key = statement_key(ev)
+    if key is not None:
+        return (ev.get('xid'), key['id'])
     return (ev.get('xid'), ev.get('occurred_at'), ev.get('query'))
+
+
+def statements(events):
+    """The events in runs of one statement each (a statement's events are
+    consecutive: a top-level statement ends before the next begins)."""
+    run = []
+    for ev in events:
+        if run and statement_of(ev) != statement_of(run[-1]):
+            yield run
+            run = []
+        run.append(ev)
+    if run:
+        yield run
+
+
+# command tags whose work no image shows: their statement is always applied
+# by its text (a typed apply would verify nothing and diverge silently;
+# CREATE SCHEMA: its AUTHORIZATION and its elements).  ALTER INDEX is not
+# one: its RENAME is typed, the rest no apply function takes (CannotApply)
+TEXT_TAGS = {'GRANT', 'REVOKE', 'COMMENT', 'SECURITY LABEL', 'ALTER DEFAULT PRIVILEGES',
+             'REFRESH MATERIALIZED VIEW', 'CREATE SCHEMA'}
+
+# ALTER TABLE subcommands whose work no image shows (or shows only on
+# another relation): their statement is applied by its text
+TEXT_SUBCOMMANDS = {
+    'ALTER COLUMN SET STATISTICS', 'ALTER COLUMN SET OPTIONS', 'ALTER COLUMN RESET OPTIONS',
+    'ALTER COLUMN SET STORAGE', 'ALTER COLUMN SET COMPRESSION', 'ALTER COLUMN OPTIONS', 'OPTIONS',
+    'OWNER TO', 'CLUSTER ON', 'SET WITHOUT CLUSTER', 'SET ACCESS METHOD', 'SET TABLESPACE',
+    'ENABLE TRIGGER', 'ENABLE ALWAYS TRIGGER', 'ENABLE REPLICA TRIGGER', 'DISABLE TRIGGER',
+    'ENABLE TRIGGER ALL', 'DISABLE TRIGGER ALL', 'ENABLE TRIGGER USER', 'DISABLE TRIGGER USER',
+    'ENABLE RULE', 'ENABLE ALWAYS RULE', 'ENABLE REPLICA RULE', 'DISABLE RULE',
+    'INHERIT', 'NO INHERIT', 'OF', 'NOT OF',
+    'ENABLE ROW LEVEL SECURITY', 'DISABLE ROW LEVEL SECURITY', 'FORCE ROW LEVEL SECURITY',
+    'NO FORCE ROW LEVEL SECURITY', 'ATTACH PARTITION', 'DETACH PARTITION',
+    'DETACH PARTITION FINALIZE'}
+
+# a table's parents, a typed table's type, a column's COMPRESSION or
+# STORAGE and the toast.* storage parameters are in no image: a CREATE
+# TABLE ... INHERITS (...) or OF type, an ALTER TABLE ... [NO] INHERIT or
+# [NOT] OF (their subcommands are not in the event) replayed from the image
+# would make or leave a plain table, and verification could not tell
+INHERITS = re.compile(r'\binherits?\b|\bcompression\b|\bstorage\b|\btoast\.', re.IGNORECASE)
+TYPED_TABLE = re.compile(r'\btable\s+(if\s+not\s+exists\s+|only\s+)?("[^"]*"|[^\s(]+)\s+(not\s+)?of\b',
+                         re.IGNORECASE)
+
+# what an object's identity is checked with after its statement was applied
+# by text (pg_get_object_address needs names the ddl_command_end events do
+# not carry); other kinds are checked by the dump comparison of a test
+EXISTS_SQL = {
+    'function': 'SELECT to_regprocedure(%s) IS NOT NULL',
+    'procedure': 'SELECT to_regprocedure(%s) IS NOT NULL',
+    'aggregate': 'SELECT to_regprocedure(%s) IS NOT NULL',
+    'type': 'SELECT to_regtype(%s) IS NOT NULL',
+    'domain': 'SELECT to_regtype(%s) IS NOT NULL',
+    'schema': 'SELECT to_regnamespace(%s) IS NOT NULL',
+    'table': 'SELECT to_regclass(%s) IS NOT NULL',
+    'index': 'SELECT to_regclass(%s) IS NOT NULL',
+    'sequence': 'SELECT to_regclass(%s) IS NOT NULL',
+    'view': 'SELECT to_regclass(%s) IS NOT NULL',
+    'materialized view': 'SELECT to_regclass(%s) IS NOT NULL',
+    'foreign table': 'SELECT to_regclass(%s) IS NOT NULL',
+    'collation': 'SELECT to_regcollation(%s) IS NOT NULL',
+    'operator': 'SELECT to_regoperator(%s) IS NOT NULL',
+}
 
 
 # SQLSTATEs of pg_get_object_address() for an object that is not there
@@ -1118,15 +1243,9 @@ class Replayer:
         cur = self.target.cursor()
         applier = Applier(cur, self.verbose, self.counts)
         try:
-            applied, left_out = [], []
-            for ev in events:
-                # the events no apply function took are checked once their
-                # statement's events are all applied: before the next
-                # statement, which may need what they made
-                if left_out and statement_of(ev) != statement_of(left_out[-1]):
-                    self.check_left_out(applier, left_out, applied)
-                self.apply_one(applier, cur, ev, end_lsn, applied, left_out)
-            self.check_left_out(applier, left_out, applied)
+            applied = []
+            for run in statements(events):
+                self.apply_statement(applier, cur, run, end_lsn, applied)
             cur.execute('INSERT INTO ddl_replay.progress VALUES (%s, %s)'
                         ' ON CONFLICT (slot) DO UPDATE SET end_lsn = EXCLUDED.end_lsn',
                         (self.slot, lsn_text(end_lsn)))
@@ -1140,6 +1259,119 @@ class Replayer:
             raise Stop('the copy failed: %s' % (e.pgerror or e).strip(), None)
         self.done_lsn = end_lsn
         self.applied += 1
+
+    def apply_statement(self, applier, cur, run, end_lsn, applied):
+        """Apply the events of one statement: by their typed payload when
+        an apply function takes each of them; else (CannotApply, or a
+        command tag whose work no image shows) by the statement's text,
+        once, after the typed attempt is rolled back to a savepoint."""
+        for ev in run:
+            if 'bad_json' in ev:
+                raise Stop('a ddl_notify message that is not JSON (%s): %s' % (ev['bad_json'], ev['content']))
+        # a statement with an event to skip goes the typed way, event by
+        # event (--skip-event leaves out each event it names)
+        skipped = [ev for ev in run if ev.get('id') in self.skip]
+        text_first = not skipped and statement_key(run[0]) is not None and (
+            any(ev.get('command_tag') in TEXT_TAGS for ev in run) or
+            any(sc.get('kind') in TEXT_SUBCOMMANDS for ev in run
+                for sc in (ev.get('details') or {}).get('subcommands') or []) or
+            any(INHERITS.search(ev.get('query') or '') or TYPED_TABLE.search(ev.get('query') or '')
+                for ev in run if ev.get('command_tag') in ('CREATE TABLE', 'ALTER TABLE')))
+        if not text_first:
+            mark = len(applied)
+            counts = dict(self.counts)
+            cur.execute('SAVEPOINT ddl_replay_statement')
+            try:
+                left_out = []
+                for ev in run:
+                    self.apply_one(applier, cur, ev, end_lsn, applied, left_out)
+                # the events no apply function took are checked once their
+                # statement's events are all applied: before the next
+                # statement, which may need what they made
+                self.check_left_out(applier, left_out, applied)
+                cur.execute('RELEASE SAVEPOINT ddl_replay_statement')
+                return
+            except CannotApply as e:
+                if skipped or statement_key(run[0]) is None:
+                    raise
+                cur.execute('ROLLBACK TO SAVEPOINT ddl_replay_statement')
+                cur.execute('RELEASE SAVEPOINT ddl_replay_statement')
+                del applied[mark:]
+                self.counts.clear()
+                self.counts.update(counts)
+                if self.verbose:
+                    print('  (%s: applying the statement\'s text)' % e.reason, file=sys.stderr)
+        self.apply_text(applier, cur, run, applied)
+
+    def apply_text(self, applier, cur, run, applied):
+        """Apply one statement by its text, once for all its events: with
+        SET LOCAL search_path and SET LOCAL ROLE to what it ran under on
+        the source (details.statement), then verify what can be verified
+        cheaply: each relation's last "after" image of the statement, and
+        that each object it created or altered is there."""
+        for ev in run:
+            if ev.get('v') != 2:
+                raise Stop('message format version %s: this consumer reads version 2 (set '
+                           'ddl_notify.wal_message_version = 2 on the source; docs/cdc.md, '
+                           '"versions")' % ev.get('v'), ev)
+        own = [ev for ev in run if not statement_key(ev).get('nested')]
+        if not own:
+            raise Stop('no event of the statement carries its own text (only statements it ran '
+                       'inside it were recorded): this consumer cannot apply it', run[0])
+        ev = own[0]
+        key = statement_key(ev)
+        if not key.get('exact') or ev.get('query') is None:
+            raise Stop('the statement has no exact text to apply ("exact": false: its text was '
+                       'redacted, cut by ddl_notify.max_query_length, or not captured)', ev)
+        cur.execute('SELECT EXISTS (SELECT FROM pg_roles WHERE rolname OPERATOR(pg_catalog.=) %s)',
+                    (key['role'],))
+        if not cur.fetchone()[0]:
+            raise Stop('role "%s", whose statement this is, does not exist on the copy: create it '
+                       '(roles are not replicated)' % key['role'], ev)
+        key_name = 'statement ' + (ev.get('command_tag') or '?')
+        self.counts[key_name] = self.counts.get(key_name, 0) + 1
+        applier.last_sql = None
+        try:
+            cur.execute('SELECT pg_catalog.set_config(\'search_path\', %s, true)', (key['search_path'],))
+            cur.execute('SET LOCAL ROLE ' + ident(key['role']))
+            applier.run(ev['query'])
+            cur.execute('RESET ROLE')
+            cur.execute('SET LOCAL search_path = pg_catalog')
+        except psycopg2.Error as e:
+            raise Stop('the copy refused the statement: %s' % (e.pgerror or e).strip().splitlines()[0],
+                       ev, sql=applier.last_sql,
+                       detail='\n'.join((e.pgerror or '').strip().splitlines()[1:]))
+        # verify: a relation's image as the statement left it (the last
+        # event on it), and that the objects it made or altered are there
+        last = {}
+        for e in run:
+            after = (e.get('details') or {}).get('after')
+            if e['trigger_event'] == 'ddl_command_end' and after is not None:
+                last[(after.get('schema'), after.get('name'))] = e
+        for e in last.values():
+            diff = verify_event(cur, e)
+            if diff:
+                raise Stop('after applying its statement\'s text, the copy does not match the '
+                           'event\'s "after" image', e, sql=applier.last_sql, detail='\n'.join(diff))
+        dropped = {(e.get('object_type'), e.get('object_identity'))
+                   for e in run if e['trigger_event'] == 'sql_drop'}
+        for e in run:
+            check = EXISTS_SQL.get(e.get('object_type'))
+            if (e['trigger_event'] != 'ddl_command_end' or check is None or not e.get('object_identity')
+                    or (e.get('command_tag') or '').startswith('DROP')
+                    or (e.get('object_type'), e.get('object_identity')) in dropped):
+                continue
+            cur.execute('SAVEPOINT ddl_replay_check')
+            try:
+                cur.execute(check, (e['object_identity'],))
+                there = cur.fetchone()[0]
+            except psycopg2.Error:
+                there = None    # an identity these functions do not read
+            cur.execute('ROLLBACK TO SAVEPOINT ddl_replay_check')
+            if there is False:
+                raise Stop('after applying its statement\'s text, the copy has no %s %s'
+                           % (e['object_type'], e['object_identity']), e, sql=applier.last_sql)
+        applied.extend(run)
 
     def apply_one(self, applier, cur, ev, end_lsn, applied, left_out):
         """Apply and verify one event, or leave it for check_left_out."""
@@ -1245,8 +1477,8 @@ class Replayer:
                 there = False
             cur.execute('ROLLBACK TO SAVEPOINT left_out')
             if there:
-                raise Stop('this consumer cannot apply the drop of this %s, and the copy still has it'
-                           % otype, ev)
+                raise CannotApply('this consumer cannot apply the drop of this %s, and the copy still has it'
+                                  % otype, ev)
             return
         same_statement = [a for a in applied if statement_of(a) == statement_of(ev)]
         # a CREATE TABLE's foreign keys come as an ALTER TABLE of the same
@@ -1262,7 +1494,7 @@ class Replayer:
                 (ev.get('command_tag') or '').startswith(('CREATE', 'ALTER', 'SELECT INTO'))):
             raise Stop('the event carries no relation image ("after"): was it captured with '
                        'ddl_notify.capture_changes = off?', ev)
-        raise Stop('this consumer cannot apply %s (object type "%s")' % (ev.get('command_tag'), otype), ev)
+        raise CannotApply('this consumer cannot apply %s (object type "%s")' % (ev.get('command_tag'), otype), ev)
 
 
 # --- pgoutput ----------------------------------------------------------------

@@ -42,7 +42,7 @@ RETURNS TABLE (trigger_event text, command_tag text, object_type text, schema_na
 			   object_identity text, objsubid int, in_extension bool, query text, details jsonb)
 LANGUAGE sql AS $$
 	SELECT trigger_event, command_tag, object_type, schema_name, object_identity, objsubid,
-		   in_extension, query, nullif(details - '{before,after,changes}'::text[], '{}')
+		   in_extension, query, nullif(details - '{before,after,changes,statement}'::text[], '{}')
 	FROM ddl_notify.event WHERE id > since
 	-- the relation images ("before", "after", "changes") are left out:
 	-- 040_relation_images shows them

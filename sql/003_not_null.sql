@@ -27,7 +27,7 @@ RETURNS TABLE (trigger_event text, command_tag text, object_type text,
 			   object_identity text, details jsonb)
 LANGUAGE sql AS $$
 	SELECT trigger_event, command_tag, object_type, object_identity,
-		   nullif(details - '{before,after,changes}'::text[], '{}')
+		   nullif(details - '{before,after,changes,statement}'::text[], '{}')
 	FROM ddl_notify.event WHERE id > since ORDER BY id
 	-- the relation images ("before", "after", "changes") are left out:
 	-- 040_relation_images shows them

@@ -47,6 +47,12 @@
  *	 origin_chain and is written without it.
  * - "query" is stored as querytext.c makes it: secrets redacted, cut to
  *	 ddl_notify.max_query_length (its header states how).
+ * - Every event's "details" carry "statement" (statementkey.c): which
+ *	 top-level statement of the transaction it belongs to, the search_path
+ *	 and role that statement ran under, and whether "query" is its exact
+ *	 text (nothing redacted or cut, the hook's own slice); built once per
+ *	 trigger call, at its first row.  ddl_command_start opens the
+ *	 statement's frame, ddl_command_end closes it.
  * - With ddl_notify.capture_changes on, "details" of events on tables,
  *	 views, materialized views and foreign tables also carry "before",
  *	 "after" and "changes" (imgcommand.c, which says when each is read;
@@ -145,6 +151,8 @@ typedef struct DdlnCaptureCall
 {
 	NameData	role_name;
 	const char *query;
+	bool		exact;			/* query is the text read, unredacted, uncut */
+	Jsonb	   *statement;		/* the "statement" key, at the first row */
 	Relation	rel;			/* ddl_notify.event, opened at the first row */
 	CatalogIndexState indstate;
 	Oid			seqid;			/* its id sequence */
@@ -182,8 +190,15 @@ DdlnBeginCapture(DdlnCaptureCall *call)
 	memset(call, 0, sizeof(*call));
 	call->cxt = CurrentMemoryContext;
 	namestrcpy(&call->role_name, GetUserNameFromId(GetUserId(), false));
-	call->query = ddln_capture_query ?
-		DdlnCapQuery(DdlnRedactSecrets(DdlnCurrentStatementText())) : NULL;
+	if (ddln_capture_query)
+	{
+		const char *text = DdlnCurrentStatementText();
+		const char *redacted = DdlnRedactSecrets(text);
+
+		call->query = DdlnCapQuery(redacted);
+		/* each returns its argument itself when it changed nothing */
+		call->exact = text != NULL && redacted == text && call->query == redacted;
+	}
 }
 
 static void
@@ -239,11 +254,14 @@ DdlnOriginChain(void)
 	return PointerGetDatum(construct_array(chain, len, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
+static Jsonb *DdlnDetailsWith(Jsonb *details, Jsonb *more);
+
 static void
 DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 {
 	Datum		values[DDLN_EV_NATTS];
 	bool		nulls[DDLN_EV_NATTS];
+	Jsonb	   *details;
 	HeapTuple	tup;
 
 #define DDLN_TEXT(col, str) \
@@ -276,8 +294,16 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	values[DDLN_EV_IN_EXTENSION] = BoolGetDatum(row->in_extension);
 	values[DDLN_EV_ROLE_NAME] = NameGetDatum(&call->role_name);
 	DDLN_TEXT(DDLN_EV_QUERY, call->query);
-	nulls[DDLN_EV_DETAILS] = (row->details == NULL);
-	values[DDLN_EV_DETAILS] = JsonbPGetDatum(row->details);
+	/* the statement it belongs to (statementkey.c), read once per call */
+	if (call->statement == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
+		call->statement = DdlnStatementKey(call->exact);
+		MemoryContextSwitchTo(old);
+	}
+	details = DdlnDetailsWith(row->details, call->statement);
+	values[DDLN_EV_DETAILS] = JsonbPGetDatum(details);
 	DDLN_TEXT(DDLN_EV_ORIGIN, ddln_current_origin);
 	values[DDLN_EV_PROCESSED] = Int64GetDatum(0);
 	nulls[DDLN_EV_ORIGIN_CHAIN] = (ddln_current_origin == NULL);
@@ -290,7 +316,7 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	/* the statement's outbox row, if its DDL is replicated (outbox.c) */
 	DdlnOutboxNote(DatumGetInt64(values[DDLN_EV_ID]), row->trigger_event, row->command_tag,
 				   row->object_type, row->schema_name, row->object_identity,
-				   row->has_address, row->classid, row->objid, row->details);
+				   row->has_address, row->classid, row->objid, details);
 	/* the same event in the WAL stream, for CDC consumers (walmsg.c) */
 	if (ddln_wal_messages)
 		DdlnWalMessage(RelationGetDescr(call->rel), values, nulls);
@@ -947,6 +973,7 @@ Datum
 ddl_notify_capture_ddl_command_start(PG_FUNCTION_ARGS)
 {
 	(void) DdlnEventTriggerTag(fcinfo, "capture_ddl_command_start");
+	DdlnStatementKeyStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	DdlnOutboxStatementStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	DdlnImageCommandStart(((EventTriggerData *) fcinfo->context)->parsetree);
 	PG_RETURN_VOID();
@@ -983,6 +1010,7 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 	if (IsA(((EventTriggerData *) fcinfo->context)->parsetree, DropStmt))
 	{
 		DdlnOutboxStatementEnd(tag);
+		DdlnStatementKeyEnd();
 		PG_RETURN_VOID();
 	}
 
@@ -1049,6 +1077,7 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 	DdlnImageForgetBefore();
 	DdlnEndCapture(&call);
 	DdlnOutboxStatementEnd(tag);
+	DdlnStatementKeyEnd();
 	PG_RETURN_VOID();
 }
 

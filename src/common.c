@@ -328,6 +328,17 @@ DdlnCurrentStatementText(void)
 }
 
 /*
+ * Is DdlnCurrentStatementText() the statement's own slice of its query
+ * string (the utility hook saw it, with its location), rather than a whole
+ * query string that may hold other statements too?
+ */
+bool
+DdlnCurrentStatementSliced(void)
+{
+	return ddln_statement.string != NULL && ddln_statement.location >= 0;
+}
+
+/*
  * Run fn(arg) in a subtransaction that swallows any error it raises: true
  * if it returned, false if it raised one (the error is discarded).  A
  * cancel or a shutdown is re-thrown: it is not about what fn looked at.

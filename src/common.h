@@ -85,6 +85,9 @@
  *					capture also as a logical decoding message (CDC)
  *	  outbox.c		DDL replication on a publisher: one outbox row per
  *					statement a publish_ddl() publication covers
+ *	  statementkey.c	which statement of its transaction an event belongs
+ *					to, with the search_path and role it ran under, for
+ *					consumers that replay statement texts
  *
  *	ground: what every floor stands on; it calls nothing above it
  *	  common.c		the settings' variables, the subscription-point lock, the
@@ -177,6 +180,7 @@ extern void DdlnBeginSafe(DdlnSafeState *st);
 extern void DdlnEndSafe(DdlnSafeState *st);
 extern void DdlnLockSubscriptionPoint(LOCKMODE mode);
 extern const char *DdlnCurrentStatementText(void);
+extern bool DdlnCurrentStatementSliced(void);
 extern Oid	DdlnExtensionOwner(void);
 extern bool DdlnTryQuietly(void (*fn) (void *arg), void *arg);
 /* common.c: building jsonb (st: a DdlnJsonbState *, compat.h) */
@@ -208,6 +212,11 @@ extern bool ddln_xact_recorded;			/* this transaction wrote events */
 /* querytext.c: the statement text an event stores */
 extern char *DdlnRedactSecrets(const char *query);
 extern char *DdlnCapQuery(const char *query);
+
+/* statementkey.c: the "statement" key of an event's details */
+extern void DdlnStatementKeyStart(Node *parsetree);
+extern void DdlnStatementKeyEnd(void);
+extern Jsonb *DdlnStatementKey(bool unchanged);
 
 /* walmsg.c: events as logical decoding messages (G15) */
 #define DDLN_WAL_MESSAGE_PREFIX		"ddl_notify"

@@ -30,8 +30,8 @@
  *	 relation before and after the command, and the changes between them,
  *	 are in the row's details, where capture put them.  Version 1, kept for
  *	 the consumers written for it, is 0.1.0's message: the details without
- *	 those images (null if nothing else is left), and for DDL on an
- *	 ordinary or partitioned table (CREATE TABLE [AS], SELECT INTO, ALTER
+ *	 those images and "statement" (null if nothing else is left), and for
+ *	 DDL on an ordinary or partitioned table (CREATE TABLE [AS], SELECT INTO, ALTER
  *	 TABLE, a table rewrite) "table": its columns after the command and its
  *	 replica identity, read from the catalogs as the DDL left them.  A change to
  *	 the format that a consumer could trip on makes a new version; the old
@@ -225,13 +225,13 @@ DdlnWalValue(StringInfo buf, Oid typid, Datum value)
 
 /*
  * Version 1's details: the row's, without the relation images ("before",
- * "after", "changes"), which version 1 never had; null if nothing else is
- * left, as 0.1.0 wrote it.
+ * "after", "changes") and the "statement" key, which version 1 never had;
+ * null if nothing else is left, as 0.1.0 wrote it.
  */
 static void
 DdlnWalDetailsV1(StringInfo buf, Datum details)
 {
-	static const char *const images[] = {"before", "after", "changes"};
+	static const char *const images[] = {"before", "after", "changes", "statement"};
 	Datum		d = details;
 	bool		had = false;
 	Jsonb	   *jb;

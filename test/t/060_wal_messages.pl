@@ -28,7 +28,8 @@
 #     gets it at COMMIT PREPARED and never for ROLLBACK PREPARED.
 # G15 content (version 1): every message is the recorded event, "v": 1
 #     and every column of ddl_notify.event equal to to_jsonb() of its row
-#     (details without the relation images, as 0.1.0 wrote them), one
+#     (details without the relation images and the "statement" key, as
+#     0.1.0 wrote them), one
 #     message per event row; table DDL (CREATE TABLE [AS], ALTER TABLE,
 #     RENAME, SET SCHEMA, a rewrite) carries the columns after the command
 #     (name, format_type, not null, position, dropped) and the replica
@@ -399,14 +400,15 @@ is( $node->safe_psql(
 		'app', qq{
 SELECT count(*), count(e.id),
        count(*) FILTER (WHERE (m->'v') = '1' AND m - 'v' - 'table' = to_jsonb(e) || jsonb_build_object('details',
-         CASE WHEN e.details ?| '{before,after,changes}' THEN nullif(e.details - '{before,after,changes}'::text[], '{}')
+         CASE WHEN e.details ?| '{before,after,changes,statement}'
+              THEN nullif(e.details - '{before,after,changes,statement}'::text[], '{}')
               ELSE e.details END)),
-       count(*) FILTER (WHERE m->'details' ?| '{before,after,changes}'),
+       count(*) FILTER (WHERE m->'details' ?| '{before,after,changes,statement}'),
        count(*) FILTER (WHERE e.details ?| '{before,after,changes}') > 0
 FROM ($msgs) x LEFT JOIN ddl_notify.event e ON e.id = (m->>'id')::bigint}),
 	"$events|$events|$events|0|t",
 	"G15: one message per recorded event ($events), each \"v\": 1 and to_jsonb() of its event row, "
-	  . 'the relation images of its details left out (0.1.0 had none)');
+	  . 'the relation images and the statement key of its details left out (0.1.0 had none)');
 
 is( $node->safe_psql(
 		'app', qq{
