@@ -61,7 +61,6 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
-#include "utils/numeric.h"
 
 #include "common.h"
 
@@ -179,19 +178,6 @@ DdlnStatementKeyEnd(void)
 		frames = list_delete_first(frames);
 }
 
-/* Push "key": string onto a jsonb being built. */
-static void
-DdlnStatementKeyPair(JsonbParseState **state, const char *key, JsonbValue *val)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.len = strlen(key);
-	k.val.string.val = (char *) key;
-	(void) pushJsonbValue(state, WJB_KEY, &k);
-	(void) pushJsonbValue(state, WJB_VALUE, val);
-}
-
 /*
  * The "statement" key of the events of one capture call, as a jsonb object
  * {"statement": {...}}; "unchanged": the call's query is the text capture
@@ -203,11 +189,8 @@ DdlnStatementKeyPair(JsonbParseState **state, const char *key, JsonbValue *val)
 Jsonb *
 DdlnStatementKey(bool unchanged)
 {
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	bool		exact;
-
-	JsonbParseState *state = NULL;
-	JsonbValue	v;
-	JsonbValue *res;
 	bool		nested;
 
 	if (frames == NIL)
@@ -215,29 +198,17 @@ DdlnStatementKey(bool unchanged)
 	nested = list_length(frames) > 1;
 	exact = unchanged && !nested && (DdlnCurrentStatementSliced() || statement_whole);
 
-	(void) pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	v.type = jbvString;
-	v.val.string.val = "statement";
-	v.val.string.len = strlen("statement");
-	(void) pushJsonbValue(&state, WJB_KEY, &v);
-	(void) pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(statement_count);
-	DdlnStatementKeyPair(&state, "id", &v);
-	v.type = jbvString;
-	v.val.string.val = statement_role;
-	v.val.string.len = strlen(statement_role);
-	DdlnStatementKeyPair(&state, "role", &v);
-	v.type = jbvBool;
-	v.val.boolean = exact;
-	DdlnStatementKeyPair(&state, "exact", &v);
-	v.val.boolean = nested;
-	DdlnStatementKeyPair(&state, "nested", &v);
-	v.type = jbvString;
-	v.val.string.val = statement_search_path;
-	v.val.string.len = strlen(statement_search_path);
-	DdlnStatementKeyPair(&state, "search_path", &v);
-	(void) pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	res = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(res);
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "statement");
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonKey(&st, "id");
+	DdlnJsonInt(&st, statement_count);
+	DdlnJsonPair(&st, "role", statement_role);
+	DdlnJsonKey(&st, "exact");
+	DdlnJsonBool(&st, exact);
+	DdlnJsonKey(&st, "nested");
+	DdlnJsonBool(&st, nested);
+	DdlnJsonPair(&st, "search_path", statement_search_path);
+	DdlnJsonToken(&st, WJB_END_OBJECT);
+	return DdlnJsonbFinish(&st);
 }
