@@ -56,6 +56,7 @@
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -497,6 +498,18 @@ DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value)
 {
 	DdlnJsonKey(st, key);
 	DdlnJsonString(st, value);
+}
+
+/* "details" and "more" (objects, or NULL) together: jsonb_concat. */
+Jsonb *
+DdlnDetailsWith(Jsonb *details, Jsonb *more)
+{
+	if (more == NULL)
+		return details;
+	if (details == NULL)
+		return more;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(details),
+											  JsonbPGetDatum(more)));
 }
 
 /* Equal strings, or both NULL. */

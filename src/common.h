@@ -187,6 +187,7 @@ extern void DdlnJsonBool(DdlnJsonbState *st, bool b);
 extern void DdlnJsonInt(DdlnJsonbState *st, int64 i);
 extern void DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what);
 extern void DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value);
+extern Jsonb *DdlnDetailsWith(Jsonb *details, Jsonb *more);
 extern bool DdlnStrEq(const char *a, const char *b);
 
 /* the statement the utility hook is running: its query string and slice */
@@ -215,7 +216,8 @@ extern char *DdlnCapQuery(const char *query);
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* imgcommand.c: the images of a command's rows */
 extern void DdlnImageCommandStart(Node *parsetree);
-extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
+extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag,
+							  Jsonb *details);
 extern void DdlnImageForgetBefore(void);
 /* imgdrop.c: "before" of dropped relations */
 extern Jsonb *DdlnImageTakeDropped(Oid relid);

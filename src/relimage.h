@@ -116,6 +116,7 @@ extern bool DdlnImageSkipped(Oid relid);
 extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
 
 /* imgdiff.c */
-extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after);
+extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after,
+								 Jsonb *with);
 
 #endif							/* DDLN_RELIMAGE_H */
