@@ -188,6 +188,15 @@ extern void DdlnJsonInt(DdlnJsonbState *st, int64 i);
 extern void DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what);
 extern void DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value);
 extern Jsonb *DdlnDetailsWith(Jsonb *details, Jsonb *more);
+/* common.c: a jsonb value built directly, without pushes (JsonbValueToJsonb) */
+extern JsonbValue *DdlnJvObject(int maxpairs);
+extern JsonbValue *DdlnJvArray(int maxelems);
+extern void DdlnJvAdd(JsonbValue *container, const char *key, JsonbValue *value);
+extern void DdlnJvString(JsonbValue *obj, const char *key, const char *s);
+extern void DdlnJvBool(JsonbValue *obj, const char *key, bool b);
+extern void DdlnJvInt(JsonbValue *obj, const char *key, int64 i);
+extern JsonbValue *DdlnJvDone(JsonbValue *obj);
+extern void DdlnJsonPushValue(DdlnJsonbState *st, JsonbValue *v);
 extern bool DdlnStrEq(const char *a, const char *b);
 
 /* the statement the utility hook is running: its query string and slice */

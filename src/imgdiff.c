@@ -452,16 +452,28 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 
+/* Is this pair's key "key"? */
+static bool
+DdlnJvKeyIs(const JsonbPair *pair, const char *key)
+{
+	return pair->key.val.string.len == (int) strlen(key) &&
+		memcmp(pair->key.val.string.val, key, pair->key.val.string.len) == 0;
+}
+
 /*
  * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
  * left out when NULL, "changes" only with both; after the keys of "with"
  * (an object, or NULL), as jsonb_concat(with, images) would have them,
- * without building the images twice.
+ * without building the images twice.  The images are JsonbValue trees
+ * (DdlnImgImageValue) set into the object the pushes built, then
+ * serialised once.
  */
 Jsonb *
 DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, Jsonb *with)
 {
 	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+	JsonbValue *pushed;
+	JsonbValue *obj;
 
 	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 	if (with)
@@ -475,20 +487,26 @@ DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, Jsonb *with)
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_END_OBJECT)
 			DdlnJsonbPush(&st, tok, &v);
 	}
-	if (before)
-	{
-		DdlnJsonKey(&st, "before");
-		DdlnImgPushImage(&st, before);
-	}
-	if (after)
-	{
-		DdlnJsonKey(&st, "after");
-		DdlnImgPushImage(&st, after);
-	}
 	if (before && after)
 	{
 		DdlnJsonKey(&st, "changes");
 		DdlnImgPushChanges(&st, before, after);
 	}
-	return DdlnJsonbFinish(&st);
+	pushed = DdlnJsonbFinishValue(&st);
+
+	/* the pushed pairs but a "before" or "after" of "with" (the images win) */
+	obj = DdlnJvObject(pushed->val.object.nPairs + 2);
+	for (int i = 0; i < pushed->val.object.nPairs; i++)
+	{
+		JsonbPair  *pair = &pushed->val.object.pairs[i];
+
+		if ((before && DdlnJvKeyIs(pair, "before")) || (after && DdlnJvKeyIs(pair, "after")))
+			continue;
+		obj->val.object.pairs[obj->val.object.nPairs++] = *pair;
+	}
+	if (before)
+		DdlnJvAdd(obj, "before", DdlnImgImageValue(before));
+	if (after)
+		DdlnJvAdd(obj, "after", DdlnImgImageValue(after));
+	return JsonbValueToJsonb(DdlnJvDone(obj));
 }

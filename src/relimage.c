@@ -33,7 +33,7 @@
  * - With ddl_notify.capture_changes off nothing here runs (its callers,
  *	 imgcommand.c and imgdrop.c, check).
  * - An image is read into a DdlnImage (relimage.h) and written as jsonb
- *	 (DdlnImgPushImage); the files that diff and keep images see only
+ *	 (DdlnImgImageValue, DdlnImgPushImage); the files that diff and keep images see only
  *	 those.  Names are qualified as pg_dump prints them: read with
  *	 search_path set to pg_catalog alone.
  * - The relation cache's entry is used where it has what is read (the
@@ -61,8 +61,9 @@
  *	 not read statement texts (G10).
  *
  * Sections, in file order: reading an image (relations, sequences;
- * DdlnImageRead); writing it as jsonb (DdlnImgPushImage); type images
- * (DdlnTypeImageDetails); which relations have images (DdlnImageSkipped,
+ * DdlnImageRead); writing it as jsonb (DdlnImgImageValue, a JsonbValue
+ * tree; DdlnImgPushImage); type images (DdlnTypeImageDetails); which
+ * relations have images (DdlnImageSkipped,
  * DdlnImageRelationOf); the image DDL replication checks against
  * (DdlnRelationImageNow).
  *
@@ -1001,153 +1002,185 @@ DdlnReplIdentName(char ri)
 }
 
 /*
- * The keys of each object are pushed in the order jsonb keeps them
- * (shorter first, then bytewise), so that its sort of the keys finds them
- * sorted already.
+ * An image and its parts are built as JsonbValue trees (common.c, DdlnJv*:
+ * no push per key and value); DdlnImgPush* push one into a builder's
+ * state.  The keys of each object are given in the order jsonb keeps them
+ * (shorter first, then bytewise), so that DdlnJvDone finds them sorted.
  */
+static JsonbValue *
+DdlnImgColumnValue(const DdlnImgColumn *col)
+{
+	JsonbValue *v = DdlnJvObject(8);
+
+	DdlnJvString(v, "name", col->name);
+	DdlnJvString(v, "type", col->type);
+	DdlnJvInt(v, "attnum", col->attnum);
+	DdlnJvString(v, "default", col->def);
+	DdlnJvString(v, "identity", DdlnIdentityName(col->identity));
+	DdlnJvBool(v, "not_null", col->not_null);
+	DdlnJvString(v, "collation", col->collation);
+	DdlnJvString(v, "generated", col->generated);
+	return DdlnJvDone(v);
+}
+
+static JsonbValue *
+DdlnImgConstraintValue(const DdlnImgPart *con)
+{
+	JsonbValue *v = DdlnJvObject(3);
+
+	DdlnJvString(v, "name", con->name);
+	DdlnJvString(v, "type", con->type);
+	DdlnJvString(v, "definition", con->definition);
+	return DdlnJvDone(v);
+}
+
+static JsonbValue *
+DdlnImgIndexValue(const DdlnImgPart *ind)
+{
+	JsonbValue *v = DdlnJvObject(3);
+
+	DdlnJvString(v, "name", ind->name);
+	DdlnJvString(v, "constraint", ind->constraint);
+	DdlnJvString(v, "definition", ind->definition);
+	return DdlnJvDone(v);
+}
+
+/* The column owning a sequence, {"schema", "name", "column", "identity"}, or null. */
+static JsonbValue *
+DdlnImgOwnerValue(const DdlnImgSequence *seq)
+{
+	JsonbValue *v;
+
+	if (seq->owner_name == NULL)
+	{
+		v = palloc(sizeof(JsonbValue));
+		v->type = jbvNull;
+		return v;
+	}
+	v = DdlnJvObject(4);
+	DdlnJvString(v, "name", seq->owner_name);
+	DdlnJvString(v, "column", seq->owner_column);
+	DdlnJvString(v, "schema", seq->owner_schema);
+	DdlnJvBool(v, "identity", seq->owner_identity);
+	return DdlnJvDone(v);
+}
+
+/* A list of strings as an array. */
+static JsonbValue *
+DdlnImgStringsValue(List *strings)
+{
+	JsonbValue *v = DdlnJvArray(list_length(strings));
+	ListCell   *lc;
+
+	foreach(lc, strings)
+	{
+		JsonbValue	s;
+
+		s.type = jbvString;
+		s.val.string.val = (char *) lfirst(lc);
+		s.val.string.len = strlen(s.val.string.val);
+		DdlnJvAdd(v, NULL, &s);
+	}
+	return v;
+}
+
+/* An image, as a JsonbValue tree. */
+JsonbValue *
+DdlnImgImageValue(const DdlnImage *img)
+{
+	JsonbValue *v = DdlnJvObject(18);
+	JsonbValue *arr;
+
+	DdlnJvString(v, "kind", DdlnImageKindName(img->relkind));
+	DdlnJvString(v, "name", img->name);
+	DdlnJvString(v, "schema", img->schema);
+	if (img->unlogged)
+		DdlnJvBool(v, "unlogged", true);
+	if (img->seq)
+	{
+		/* a sequence: its parameters and owner, nothing of a table's */
+		DdlnJvString(v, "type", img->seq->type);
+		DdlnJvInt(v, "start", img->seq->start);
+		DdlnJvInt(v, "increment", img->seq->increment);
+		DdlnJvInt(v, "min", img->seq->min);
+		DdlnJvInt(v, "max", img->seq->max);
+		DdlnJvInt(v, "cache", img->seq->cache);
+		DdlnJvBool(v, "cycle", img->seq->cycle);
+		DdlnJvAdd(v, "owned_by", DdlnImgOwnerValue(img->seq));
+		return DdlnJvDone(v);
+	}
+	arr = DdlnJvArray(img->ncolumns);
+	for (int i = 0; i < img->ncolumns; i++)
+		DdlnJvAdd(arr, NULL, DdlnImgColumnValue(&img->columns[i]));
+	DdlnJvAdd(v, "columns", arr);
+	arr = DdlnJvArray(img->nindexes);
+	for (int i = 0; i < img->nindexes; i++)
+		DdlnJvAdd(arr, NULL, DdlnImgIndexValue(&img->indexes[i]));
+	DdlnJvAdd(v, "indexes", arr);
+	arr = DdlnJvArray(img->nconstraints);
+	for (int i = 0; i < img->nconstraints; i++)
+		DdlnJvAdd(arr, NULL, DdlnImgConstraintValue(&img->constraints[i]));
+	DdlnJvAdd(v, "constraints", arr);
+	DdlnJvString(v, "replica_identity", DdlnReplIdentName(img->replident));
+	DdlnJvString(v, "replica_identity_index", img->replident_index);
+	if (img->definition)
+		DdlnJvString(v, "definition", img->definition);
+	if (img->partition_key)
+		DdlnJvString(v, "partition_key", img->partition_key);
+	if (img->partition_bound && img->parent_name)
+	{
+		JsonbValue *of = DdlnJvObject(2);
+
+		DdlnJvString(of, "schema", img->parent_schema);
+		DdlnJvString(of, "name", img->parent_name);
+		DdlnJvAdd(v, "partition_of", DdlnJvDone(of));
+		DdlnJvString(v, "partition_bound", img->partition_bound);
+	}
+	if (img->server)
+	{
+		DdlnJvString(v, "server", img->server);
+		DdlnJvAdd(v, "options", DdlnImgStringsValue(img->options));
+	}
+	if (img->reloptions)
+		DdlnJvAdd(v, "reloptions", DdlnImgStringsValue(img->reloptions));
+	return DdlnJvDone(v);
+}
+
 void
 DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", col->name);
-	DdlnJsonPair(st, "type", col->type);
-	DdlnJsonKey(st, "attnum");
-	DdlnJsonInt(st, col->attnum);
-	DdlnJsonPair(st, "default", col->def);
-	DdlnJsonPair(st, "identity", DdlnIdentityName(col->identity));
-	DdlnJsonKey(st, "not_null");
-	DdlnJsonBool(st, col->not_null);
-	DdlnJsonPair(st, "collation", col->collation);
-	DdlnJsonPair(st, "generated", col->generated);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgColumnValue(col));
 }
 
 void
 DdlnImgPushConstraint(DdlnJsonbState *st, const DdlnImgPart *con)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", con->name);
-	DdlnJsonPair(st, "type", con->type);
-	DdlnJsonPair(st, "definition", con->definition);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgConstraintValue(con));
 }
 
 void
 DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", ind->name);
-	DdlnJsonPair(st, "constraint", ind->constraint);
-	DdlnJsonPair(st, "definition", ind->definition);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgIndexValue(ind));
 }
 
-/* The column owning a sequence, {"schema", "name", "column", "identity"}, or null. */
 void
 DdlnImgPushOwner(DdlnJsonbState *st, const DdlnImgSequence *seq)
 {
-	if (seq->owner_name == NULL)
-	{
-		DdlnJsonString(st, NULL);
-		return;
-	}
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", seq->owner_name);
-	DdlnJsonPair(st, "column", seq->owner_column);
-	DdlnJsonPair(st, "schema", seq->owner_schema);
-	DdlnJsonKey(st, "identity");
-	DdlnJsonBool(st, seq->owner_identity);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgOwnerValue(seq));
 }
 
-/* A list of strings as an array. */
 void
 DdlnImgPushStrings(DdlnJsonbState *st, List *strings)
 {
-	ListCell   *lc;
-
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	foreach(lc, strings)
-		DdlnJsonString(st, (const char *) lfirst(lc));
-	DdlnJsonToken(st, WJB_END_ARRAY);
+	DdlnJsonPushValue(st, DdlnImgStringsValue(strings));
 }
 
 /* An image as the next value of "st". */
 void
 DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "kind", DdlnImageKindName(img->relkind));
-	DdlnJsonPair(st, "name", img->name);
-	DdlnJsonPair(st, "schema", img->schema);
-	if (img->unlogged)
-	{
-		DdlnJsonKey(st, "unlogged");
-		DdlnJsonBool(st, true);
-	}
-	if (img->seq)
-	{
-		/* a sequence: its parameters and owner, nothing of a table's */
-		DdlnJsonPair(st, "type", img->seq->type);
-		DdlnJsonKey(st, "start");
-		DdlnJsonInt(st, img->seq->start);
-		DdlnJsonKey(st, "increment");
-		DdlnJsonInt(st, img->seq->increment);
-		DdlnJsonKey(st, "min");
-		DdlnJsonInt(st, img->seq->min);
-		DdlnJsonKey(st, "max");
-		DdlnJsonInt(st, img->seq->max);
-		DdlnJsonKey(st, "cache");
-		DdlnJsonInt(st, img->seq->cache);
-		DdlnJsonKey(st, "cycle");
-		DdlnJsonBool(st, img->seq->cycle);
-		DdlnJsonKey(st, "owned_by");
-		DdlnImgPushOwner(st, img->seq);
-		DdlnJsonToken(st, WJB_END_OBJECT);
-		return;
-	}
-	DdlnJsonKey(st, "columns");
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	for (int i = 0; i < img->ncolumns; i++)
-		DdlnImgPushColumn(st, &img->columns[i]);
-	DdlnJsonToken(st, WJB_END_ARRAY);
-	DdlnJsonKey(st, "indexes");
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	for (int i = 0; i < img->nindexes; i++)
-		DdlnImgPushIndex(st, &img->indexes[i]);
-	DdlnJsonToken(st, WJB_END_ARRAY);
-	DdlnJsonKey(st, "constraints");
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	for (int i = 0; i < img->nconstraints; i++)
-		DdlnImgPushConstraint(st, &img->constraints[i]);
-	DdlnJsonToken(st, WJB_END_ARRAY);
-	DdlnJsonPair(st, "replica_identity", DdlnReplIdentName(img->replident));
-	DdlnJsonPair(st, "replica_identity_index", img->replident_index);
-	if (img->definition)
-		DdlnJsonPair(st, "definition", img->definition);
-	if (img->partition_key)
-		DdlnJsonPair(st, "partition_key", img->partition_key);
-	if (img->partition_bound && img->parent_name)
-	{
-		DdlnJsonKey(st, "partition_of");
-		DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-		DdlnJsonPair(st, "schema", img->parent_schema);
-		DdlnJsonPair(st, "name", img->parent_name);
-		DdlnJsonToken(st, WJB_END_OBJECT);
-		DdlnJsonPair(st, "partition_bound", img->partition_bound);
-	}
-	if (img->server)
-	{
-		DdlnJsonPair(st, "server", img->server);
-		DdlnJsonKey(st, "options");
-		DdlnImgPushStrings(st, img->options);
-	}
-	if (img->reloptions)
-	{
-		DdlnJsonKey(st, "reloptions");
-		DdlnImgPushStrings(st, img->reloptions);
-	}
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgImageValue(img));
 }
 
 /* ---------- type images: domains and enums ---------- */
