@@ -10,7 +10,11 @@
 -- pg_get_indexdef() of the same indexes now, and prints the definitions.
 -- Catches: a plain definition that forgets what makes an index not plain
 -- (an operator class, a collation, DESC, NULLS FIRST, INCLUDE, NULLS NOT
--- DISTINCT, WITH (...); test/mutations/images_index_plain_any_opclass.patch),
+-- DISTINCT, WITH (...); test/mutations/images_index_plain_any_opclass.patch)
+-- or a per-column option (siglen of the default operator class, which
+-- "before" learns from one scan of pg_attribute for all the indexes and
+-- "after" of a new index from its own rows;
+-- test/mutations/images_index_plain_any_options.patch),
 -- and definitions reused from "before" without the check that nothing they
 -- print changed (test/mutations/images_index_reused_unchecked.patch).
 --
@@ -48,7 +52,8 @@ CREATE TABLE "Idx Schema"."Idx Table" (
 	n numeric,
 	p point,
 	arr int[],
-	"select" int
+	"select" int,
+	tsv tsvector
 );
 -- plain ones
 CREATE INDEX ON "Idx Schema"."Idx Table" (a);
@@ -71,6 +76,8 @@ CREATE INDEX idx_desc ON "Idx Schema"."Idx Table" (a DESC, n NULLS FIRST);
 CREATE INDEX idx_expr ON "Idx Schema"."Idx Table" (lower("Mixed Col"));
 CREATE INDEX idx_part ON "Idx Schema"."Idx Table" (a) WHERE a > 0;
 CREATE INDEX idx_with ON "Idx Schema"."Idx Table" (a) WITH (fillfactor = 70);
+CREATE INDEX idx_siglen ON "Idx Schema"."Idx Table" USING gist (tsv tsvector_ops (siglen = 100));
+SELECT * FROM pg_temp.idx('"Idx Schema"."Idx Table"') WHERE name = 'idx_siglen';
 ALTER TABLE "Idx Schema"."Idx Table" ADD COLUMN extra int;
 SELECT * FROM pg_temp.idx('"Idx Schema"."Idx Table"');
 

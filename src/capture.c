@@ -979,18 +979,6 @@ ddl_notify_capture_ddl_command_start(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* "details" and "more" (an object, or NULL) together. */
-static Jsonb *
-DdlnDetailsWith(Jsonb *details, Jsonb *more)
-{
-	if (more == NULL)
-		return details;
-	if (details == NULL)
-		return more;
-	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(details),
-											  JsonbPGetDatum(more)));
-}
-
 /*
  * ddl_command_end: one row per command of pg_event_trigger_ddl_commands(),
  * GRANT expanded per object, ALTER TABLE with its subcommands.
@@ -1065,9 +1053,8 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 				row.details = DdlnAlterTableDetails(cmd);
 			/* "before", "after" and "changes" of a relation (imgcommand.c) */
 			if (ddln_capture_changes && row.has_address)
-				row.details = DdlnDetailsWith(row.details,
-											  DdlnImageForRow(row.classid, row.objid,
-															  row.objsubid, row.command_tag));
+				row.details = DdlnImageForRow(row.classid, row.objid, row.objsubid,
+											  row.command_tag, row.details);
 
 			DdlnInsertEvent(&call, &row);
 		}

@@ -56,6 +56,7 @@
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -508,6 +509,168 @@ DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value)
 {
 	DdlnJsonKey(st, key);
 	DdlnJsonString(st, value);
+}
+
+/*
+ * A jsonb value built directly as the tree JsonbValueToJsonb serialises,
+ * without pushJsonbValue (a push per key and value, and a sort of each
+ * object's keys as it closes: most of the cost of writing a large image).
+ * An object is given its size, then its pairs (keys unique: the caller's
+ * constants), and DdlnJvDone puts its keys in the order jsonb keeps them
+ * (shorter first, then bytewise; a pass when they come so already): the
+ * same value, byte for byte, as the same pushes.  An array is given its
+ * size, then its elements (DdlnJvAdd with a NULL key).
+ */
+JsonbValue *
+DdlnJvObject(int maxpairs)
+{
+	JsonbValue *v = palloc(sizeof(JsonbValue));
+
+	v->type = jbvObject;
+	v->val.object.nPairs = 0;
+	v->val.object.pairs = palloc(sizeof(JsonbPair) * Max(maxpairs, 1));
+	return v;
+}
+
+JsonbValue *
+DdlnJvArray(int maxelems)
+{
+	JsonbValue *v = palloc(sizeof(JsonbValue));
+
+	v->type = jbvArray;
+	v->val.array.nElems = 0;
+	v->val.array.rawScalar = false;
+	v->val.array.elems = palloc(sizeof(JsonbValue) * Max(maxelems, 1));
+	return v;
+}
+
+/* key: value in an object, or (key NULL) value as an array's next element */
+void
+DdlnJvAdd(JsonbValue *container, const char *key, JsonbValue *value)
+{
+	JsonbPair  *pair;
+
+	if (container->type == jbvArray)
+	{
+		container->val.array.elems[container->val.array.nElems++] = *value;
+		return;
+	}
+	pair = &container->val.object.pairs[container->val.object.nPairs];
+	pair->key.type = jbvString;
+	pair->key.val.string.val = (char *) key;
+	pair->key.val.string.len = strlen(key);
+	pair->value = *value;
+	pair->order = container->val.object.nPairs++;
+}
+
+/* key: "s" (JSON null for NULL) */
+void
+DdlnJvString(JsonbValue *obj, const char *key, const char *s)
+{
+	JsonbValue	v;
+
+	if (s == NULL)
+		v.type = jbvNull;
+	else
+	{
+		v.type = jbvString;
+		v.val.string.val = (char *) s;
+		v.val.string.len = strlen(s);
+	}
+	DdlnJvAdd(obj, key, &v);
+}
+
+void
+DdlnJvBool(JsonbValue *obj, const char *key, bool b)
+{
+	JsonbValue	v;
+
+	v.type = jbvBool;
+	v.val.boolean = b;
+	DdlnJvAdd(obj, key, &v);
+}
+
+void
+DdlnJvInt(JsonbValue *obj, const char *key, int64 i)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	DdlnJvAdd(obj, key, &v);
+}
+
+/* jsonb's order of keys (jsonb_util.c, lengthCompareJsonbStringValue) */
+static int
+DdlnJvKeyCmp(const void *a, const void *b)
+{
+	const JsonbValue *x = &((const JsonbPair *) a)->key;
+	const JsonbValue *y = &((const JsonbPair *) b)->key;
+
+	if (x->val.string.len != y->val.string.len)
+		return x->val.string.len > y->val.string.len ? 1 : -1;
+	return memcmp(x->val.string.val, y->val.string.val, x->val.string.len);
+}
+
+/* An object's keys in jsonb's order; the object. */
+JsonbValue *
+DdlnJvDone(JsonbValue *obj)
+{
+	JsonbPair  *pairs = obj->val.object.pairs;
+	int			n = obj->val.object.nPairs;
+
+	for (int i = 1; i < n; i++)
+	{
+		int			c = DdlnJvKeyCmp(&pairs[i - 1], &pairs[i]);
+
+		if (c == 0)
+			elog(ERROR, "jsonb key \"%s\" given twice", pairs[i].key.val.string.val);
+		if (c > 0)
+		{
+			qsort(pairs, n, sizeof(JsonbPair), DdlnJvKeyCmp);
+			break;
+		}
+	}
+	return obj;
+}
+
+/* A value built so (or any JsonbValue tree) as the next value of "st". */
+void
+DdlnJsonPushValue(DdlnJsonbState *st, JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvObject:
+			DdlnJsonbPush(st, WJB_BEGIN_OBJECT, NULL);
+			for (int i = 0; i < v->val.object.nPairs; i++)
+			{
+				DdlnJsonbPush(st, WJB_KEY, &v->val.object.pairs[i].key);
+				DdlnJsonPushValue(st, &v->val.object.pairs[i].value);
+			}
+			DdlnJsonbPush(st, WJB_END_OBJECT, NULL);
+			break;
+		case jbvArray:
+			DdlnJsonbPush(st, WJB_BEGIN_ARRAY, NULL);
+			for (int i = 0; i < v->val.array.nElems; i++)
+				DdlnJsonPushValue(st, &v->val.array.elems[i]);
+			DdlnJsonbPush(st, WJB_END_ARRAY, NULL);
+			break;
+		default:
+			DdlnJsonPush(st, v);
+			break;
+	}
+}
+
+/* "details" and "more" (objects, or NULL) together: jsonb_concat. */
+Jsonb *
+DdlnDetailsWith(Jsonb *details, Jsonb *more)
+{
+	if (more == NULL)
+		return details;
+	if (details == NULL)
+		return more;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(details),
+											  JsonbPGetDatum(more)));
 }
 
 /* Equal strings, or both NULL. */

@@ -191,6 +191,16 @@ extern void DdlnJsonBool(DdlnJsonbState *st, bool b);
 extern void DdlnJsonInt(DdlnJsonbState *st, int64 i);
 extern void DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what);
 extern void DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value);
+extern Jsonb *DdlnDetailsWith(Jsonb *details, Jsonb *more);
+/* common.c: a jsonb value built directly, without pushes (JsonbValueToJsonb) */
+extern JsonbValue *DdlnJvObject(int maxpairs);
+extern JsonbValue *DdlnJvArray(int maxelems);
+extern void DdlnJvAdd(JsonbValue *container, const char *key, JsonbValue *value);
+extern void DdlnJvString(JsonbValue *obj, const char *key, const char *s);
+extern void DdlnJvBool(JsonbValue *obj, const char *key, bool b);
+extern void DdlnJvInt(JsonbValue *obj, const char *key, int64 i);
+extern JsonbValue *DdlnJvDone(JsonbValue *obj);
+extern void DdlnJsonPushValue(DdlnJsonbState *st, JsonbValue *v);
 extern bool DdlnStrEq(const char *a, const char *b);
 
 /* the statement the utility hook is running: its query string and slice */
@@ -224,7 +234,8 @@ extern Jsonb *DdlnStatementKey(bool unchanged);
 extern void DdlnWalMessage(TupleDesc desc, const Datum *values, const bool *nulls);
 /* imgcommand.c: the images of a command's rows */
 extern void DdlnImageCommandStart(Node *parsetree);
-extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag);
+extern Jsonb *DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag,
+							  Jsonb *details);
 extern void DdlnImageForgetBefore(void);
 /* imgdrop.c: "before" of dropped relations */
 extern Jsonb *DdlnImageTakeDropped(Oid relid);

@@ -220,6 +220,7 @@ DdlnHeapUpdate(Relation rel, ItemPointer otid, HeapTuple tup, CommandId cid,
  *	 DdlnJsonbPush(st, token, value)	one push (st: DdlnJsonbState *)
  *	 DdlnJsonbInner(st)	the innermost open object or array (JsonbParseState *)
  *	 DdlnJsonbFinish(st)	push the outermost WJB_END_OBJECT: the Jsonb *
+ *	 DdlnJsonbFinishValue(st)	the same, the JsonbValue * not yet serialised
  */
 #if PG_VERSION_NUM >= 190000
 typedef struct JsonbInState DdlnJsonbState;
@@ -228,12 +229,15 @@ typedef struct JsonbInState DdlnJsonbState;
 #define DdlnJsonbInner(st)			((st)->parseState)
 #define DdlnJsonbFinish(st) \
 	(pushJsonbValue(st, WJB_END_OBJECT, NULL), JsonbValueToJsonb((st)->result))
+#define DdlnJsonbFinishValue(st) \
+	(pushJsonbValue(st, WJB_END_OBJECT, NULL), (st)->result)
 #else
 typedef struct JsonbParseState *DdlnJsonbState;
 #define DDLN_JSONB_STATE_INIT		NULL
 #define DdlnJsonbPush(st, token, value)	((void) pushJsonbValue(st, token, value))
 #define DdlnJsonbInner(st)			(*(st))
 #define DdlnJsonbFinish(st)			JsonbValueToJsonb(pushJsonbValue(st, WJB_END_OBJECT, NULL))
+#define DdlnJsonbFinishValue(st)	pushJsonbValue(st, WJB_END_OBJECT, NULL)
 #endif
 
 /*

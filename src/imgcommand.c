@@ -246,8 +246,9 @@ DdlnImageCommandStart(Node *parsetree)
 }
 
 /*
- * "before", "after" and "changes" of the relation a ddl_command_end row is
- * about (an index's, a constraint's: their table's), or NULL: "before" if
+ * The row's "details" (an object, or NULL) with "before", "after" and
+ * "changes" of the relation a ddl_command_end row is about (an index's, a
+ * constraint's: their table's), or "details" alone: "before" if
  * ddl_command_start read one, "after" then, or for a relation the command
  * created.  A command that reports the same relation in several rows (ALTER
  * TABLE with some subcommands, CREATE OR REPLACE VIEW) has them in its
@@ -258,7 +259,7 @@ DdlnImageCommandStart(Node *parsetree)
  * it (no "before" then); "before" and "changes" go with the first row.
  */
 Jsonb *
-DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
+DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag, Jsonb *details)
 {
 	Oid			relid;
 	DdlnImage  *before = NULL;
@@ -288,17 +289,17 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 		char		typtype = get_typtype(objid);
 
 		if (typtype == TYPTYPE_DOMAIN || typtype == TYPTYPE_ENUM)
-			return DdlnTypeImageDetails(objid, typtype);
+			return DdlnDetailsWith(details, DdlnTypeImageDetails(objid, typtype));
 	}
 	relid = DdlnImageRelationOf(classid, objid);
 	if (!OidIsValid(relid))
-		return NULL;
+		return details;
 	sequence = (get_rel_relkind(relid) == RELKIND_SEQUENCE);
 	if (list_member_oid(given, relid))
 	{
 		if (!sequence)
-			return NULL;
-		return DdlnImageDetails(NULL, DdlnImageRead(relid, NULL, false));
+			return details;
+		return DdlnImageDetails(NULL, DdlnImageRead(relid, NULL, false), details);
 	}
 	foreach(lc, pending)
 	{
@@ -310,7 +311,7 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 		  (strncmp(tag, "CREATE ", 7) == 0 || strcmp(tag, "SELECT INTO") == 0)) &&
 		!(classid == TypeRelationId && strcmp(tag, "CREATE TYPE") == 0 &&
 		  get_rel_relkind(relid) == RELKIND_COMPOSITE_TYPE))
-		return NULL;
+		return details;
 	/* (capture left out the rows of the extension's own and temporary objects) */
 
 	DdlnImageRegisterCallback();
@@ -320,7 +321,7 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag)
 	old = MemoryContextSwitchTo(pending_cxt);
 	given = lappend_oid(given, relid);
 	MemoryContextSwitchTo(old);
-	return DdlnImageDetails(before, DdlnImageRead(relid, before, false));
+	return DdlnImageDetails(before, DdlnImageRead(relid, before, false), details);
 }
 
 /* ddl_command_end is done with the images of its command. */

@@ -117,13 +117,54 @@ DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *
 
 static bool DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a);
 
-static const DdlnImgPart *
-DdlnFindPart(const DdlnImgPart *parts, int n, const char *name, Oid oid)
+/*
+ * The part of "parts" (an image's constraints or indexes: sorted by name,
+ * names unique) named "name", or with "name" NULL the one of OID "oid", or
+ * NULL.  By name a binary search; by OID one through "byoid", the parts in
+ * OID order (DdlnPartsByOid): a diff stays linear in the parts (n log n).
+ */
+static int
+DdlnPartOidCmp(const void *a, const void *b)
 {
+	Oid			x = (*(const DdlnImgPart *const *) a)->oid;
+	Oid			y = (*(const DdlnImgPart *const *) b)->oid;
+
+	return (x > y) - (x < y);
+}
+
+static const DdlnImgPart **
+DdlnPartsByOid(const DdlnImgPart *parts, int n)
+{
+	const DdlnImgPart **byoid = palloc(sizeof(DdlnImgPart *) * Max(n, 1));
+
 	for (int i = 0; i < n; i++)
+		byoid[i] = &parts[i];
+	qsort(byoid, n, sizeof(DdlnImgPart *), DdlnPartOidCmp);
+	return byoid;
+}
+
+static const DdlnImgPart *
+DdlnFindPart(const DdlnImgPart *parts, const DdlnImgPart **byoid, int n, const char *name,
+			   Oid oid)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
 	{
-		if (name ? strcmp(parts[i].name, name) == 0 : parts[i].oid == oid)
-			return &parts[i];
+		int			mid = lo + (hi - lo) / 2;
+		int			c;
+
+		if (name)
+			c = strcmp(parts[mid].name, name);
+		else
+			c = (byoid[mid]->oid > oid) - (byoid[mid]->oid < oid);
+		if (c == 0)
+			return name ? &parts[mid] : byoid[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
 	}
 	return NULL;
 }
@@ -194,28 +235,31 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 	const char *rename_op = indexes ? "rename index" : "rename constraint";
 	const char *drop_op = indexes ? "drop index" : "drop constraint";
 	const char *add_op = indexes ? "add index" : "add constraint";
+	const DdlnImgPart **bp_oid = DdlnPartsByOid(bp, bn);
+	const DdlnImgPart **ap_oid = DdlnPartsByOid(ap, an);
+	const DdlnImgPart **bi_oid = indexes ? NULL : DdlnPartsByOid(b->indexes, b->nindexes);
 
 	/* renames: in the new name order */
 	for (int i = 0; i < an; i++)
 	{
-		const DdlnImgPart *old = DdlnFindPart(bp, bn, NULL, ap[i].oid);
+		const DdlnImgPart *old = DdlnFindPart(bp, bp_oid, bn, NULL, ap[i].oid);
 
 		if (indexes && ap[i].constraint)
 			continue;
 		if (old && strcmp(old->name, ap[i].name) != 0 &&
-			DdlnFindPart(ap, an, old->name, InvalidOid) == NULL)
+			DdlnFindPart(ap, ap_oid, an, old->name, InvalidOid) == NULL)
 			DdlnChangeOldNew(st, rename_op, NULL, old->name, ap[i].name);
 	}
 	/* dropped, or changed: in name order */
 	for (int i = 0; i < bn; i++)
 	{
-		const DdlnImgPart *now = DdlnFindPart(ap, an, bp[i].name, InvalidOid);
-		const DdlnImgPart *renamed = DdlnFindPart(ap, an, NULL, bp[i].oid);
+		const DdlnImgPart *now = DdlnFindPart(ap, ap_oid, an, bp[i].name, InvalidOid);
+		const DdlnImgPart *renamed = DdlnFindPart(ap, ap_oid, an, NULL, bp[i].oid);
 
 		if (indexes && (bp[i].constraint || (now && now->constraint)))
 			continue;
 		if (now == NULL && renamed != NULL &&
-			DdlnFindPart(ap, an, bp[i].name, InvalidOid) == NULL)
+			DdlnFindPart(ap, ap_oid, an, bp[i].name, InvalidOid) == NULL)
 			continue;			/* renamed, above */
 		if (now == NULL || DdlnPartChanged(indexes, &bp[i], now))
 		{
@@ -227,8 +271,8 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 	/* added, or changed */
 	for (int i = 0; i < an; i++)
 	{
-		const DdlnImgPart *was = DdlnFindPart(bp, bn, ap[i].name, InvalidOid);
-		const DdlnImgPart *renamed = DdlnFindPart(bp, bn, NULL, ap[i].oid);
+		const DdlnImgPart *was = DdlnFindPart(bp, bp_oid, bn, ap[i].name, InvalidOid);
+		const DdlnImgPart *renamed = DdlnFindPart(bp, bp_oid, bn, NULL, ap[i].oid);
 
 		if (indexes && (ap[i].constraint || (was && was->constraint)))
 			continue;
@@ -252,7 +296,7 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 			 * index the table had (and gave it its name)
 			 */
 			if (!indexes && OidIsValid(ap[i].indexid))
-				taken = DdlnFindPart(b->indexes, b->nindexes, NULL, ap[i].indexid);
+				taken = DdlnFindPart(b->indexes, bi_oid, b->nindexes, NULL, ap[i].indexid);
 			if (taken && taken->constraint == NULL)
 				DdlnJsonPair(st, "using_index", taken->name);
 			DdlnJsonToken(st, WJB_END_OBJECT);
@@ -408,31 +452,61 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 
+/* Is this pair's key "key"? */
+static bool
+DdlnJvKeyIs(const JsonbPair *pair, const char *key)
+{
+	return pair->key.val.string.len == (int) strlen(key) &&
+		memcmp(pair->key.val.string.val, key, pair->key.val.string.len) == 0;
+}
+
 /*
  * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
- * left out when NULL, "changes" only with both.
+ * left out when NULL, "changes" only with both; after the keys of "with"
+ * (an object, or NULL), as jsonb_concat(with, images) would have them,
+ * without building the images twice.  The images are JsonbValue trees
+ * (DdlnImgImageValue) set into the object the pushes built, then
+ * serialised once.
  */
 Jsonb *
-DdlnImageDetails(const DdlnImage *before, const DdlnImage *after)
+DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, Jsonb *with)
 {
 	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+	JsonbValue *pushed;
+	JsonbValue *obj;
 
 	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
-	if (before)
+	if (with)
 	{
-		DdlnJsonKey(&st, "before");
-		DdlnImgPushImage(&st, before);
-	}
-	if (after)
-	{
-		DdlnJsonKey(&st, "after");
-		DdlnImgPushImage(&st, after);
+		JsonbIterator *it = JsonbIteratorInit(&with->root);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		/* its top-level pairs, a container as one value (pushed whole) */
+		(void) JsonbIteratorNext(&it, &v, true);	/* WJB_BEGIN_OBJECT */
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_END_OBJECT)
+			DdlnJsonbPush(&st, tok, &v);
 	}
 	if (before && after)
 	{
 		DdlnJsonKey(&st, "changes");
 		DdlnImgPushChanges(&st, before, after);
 	}
-	return DdlnJsonbFinish(&st);
-}
+	pushed = DdlnJsonbFinishValue(&st);
 
+	/* the pushed pairs but a "before" or "after" of "with" (the images win) */
+	obj = DdlnJvObject(pushed->val.object.nPairs + 2);
+	for (int i = 0; i < pushed->val.object.nPairs; i++)
+	{
+		JsonbPair  *pair = &pushed->val.object.pairs[i];
+
+		if ((before && DdlnJvKeyIs(pair, "before")) || (after && DdlnJvKeyIs(pair, "after")))
+			continue;
+		obj->val.object.pairs[obj->val.object.nPairs++] = *pair;
+	}
+	if (before)
+		DdlnJvAdd(obj, "before", DdlnImgImageValue(before));
+	if (after)
+		DdlnJvAdd(obj, "after", DdlnImgImageValue(after));
+	return JsonbValueToJsonb(DdlnJvDone(obj));
+}

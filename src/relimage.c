@@ -23,20 +23,24 @@
  * identity column it serves), nothing of a table's.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
  * qualified, as pg_dump prints it, whatever the DDL's search_path.  The
- * columns, defaults and index list come from the relation cache (the
- * command that touched the relation built its entry already, and a DROP
- * builds it to drop the relation), the constraints from pg_constraint.
+ * columns and defaults come from the relation cache (the command that
+ * touched the relation built its entry already, and a DROP builds it to
+ * drop the relation), the constraints from pg_constraint, the indexes'
+ * rows from one scan each of pg_index, pg_class and pg_attribute for all
+ * of them (DdlnImageReadIndexes).
  *
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs (its callers,
  *	 imgcommand.c and imgdrop.c, check).
  * - An image is read into a DdlnImage (relimage.h) and written as jsonb
- *	 (DdlnImgPushImage); the files that diff and keep images see only
+ *	 (DdlnImgImageValue, DdlnImgPushImage); the files that diff and keep images see only
  *	 those.  Names are qualified as pg_dump prints them: read with
  *	 search_path set to pg_catalog alone.
  * - The relation cache's entry is used where it has what is read (the
  *	 command that touched the relation built it already, and a DROP builds
- *	 it to drop the relation); pg_constraint is scanned for constraints.
+ *	 it to drop the relation); pg_constraint is scanned for constraints,
+ *	 pg_index, pg_class and pg_attribute once each for all the indexes (a
+ *	 catalog cache lookup per index read each cold: 75,000 instructions).
  * - "after" reuses a definition of "before" only where nothing could have
  *	 changed it (DdlnImageMayReuse): an index nothing renamed; a constraint
  *	 of the same OID validated or made [NOT] DEFERRABLE is printed again.
@@ -57,8 +61,9 @@
  *	 not read statement texts (G10).
  *
  * Sections, in file order: reading an image (relations, sequences;
- * DdlnImageRead); writing it as jsonb (DdlnImgPushImage); type images
- * (DdlnTypeImageDetails); which relations have images (DdlnImageSkipped,
+ * DdlnImageRead); writing it as jsonb (DdlnImgImageValue, a JsonbValue
+ * tree; DdlnImgPushImage); type images (DdlnTypeImageDetails); which
+ * relations have images (DdlnImageSkipped,
  * DdlnImageRelationOf); the image DDL replication checks against
  * (DdlnRelationImageNow).
  *
@@ -527,7 +532,8 @@ DdlnDefaultOpclass(DdlnOpclassMemo *memo, Oid type, Oid am)
 /*
  * Does key column "keyno" of an index print as its bare column name in
  * pg_get_indexdef: no sort option, no per-column option, the column's own
- * collation and the default operator class of the column's type?  Then
+ * collation and the default operator class of the column's type?  (An
+ * "indexid" of 0: the caller knows the index has no per-column option.)  Then
  * ruleutils adds nothing after the name (get_opclass_name prints nothing
  * when GetDefaultOpClass(type, the class's method) is the class).
  */
@@ -539,7 +545,7 @@ DdlnIndexKeyIsBare(Oid indexid, int keyno, Oid keytype, Oid keycoll, Oid indcoll
 	Oid			am;
 
 	if (option != 0 || (OidIsValid(indcoll) && indcoll != keycoll) ||
-		get_attoptions(indexid, keyno + 1) != (Datum) 0)
+		(OidIsValid(indexid) && get_attoptions(indexid, keyno + 1) != (Datum) 0))
 		return false;
 	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
 	if (!HeapTupleIsValid(tup))
@@ -560,67 +566,68 @@ DdlnIndexKeyIsBare(Oid indexid, int keyno, Oid keytype, Oid keycoll, Oid indcoll
  * (DdlnIndexKeyIsBare): "CREATE [UNIQUE ]INDEX name ON schema.table USING
  * am (col, ...)[ INCLUDE (col, ...)][ NULLS NOT DISTINCT]", the table's
  * name as generate_qualified_relation_name prints it ("table", given).
+ * "itup" is the index's pg_index row (of a scan: "idesc" is pg_index's
+ * descriptor), "ctup" its pg_class row; the key columns' names and types
+ * are the table's descriptor's ("tabdesc": an index on columns has no
+ * dropped or system column).  "options": whether a column of the index
+ * has per-column options (pg_attribute.attoptions), or -1 to look them up.
  * NULL otherwise: the caller asks pg_get_indexdef.
  */
 static char *
-DdlnImageIndexDefPlain(Oid indexid, const char *table, DdlnOpclassMemo *memo)
+DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
+					   int options, const char *table, DdlnOpclassMemo *memo)
 {
-	HeapTuple	itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexid));
-	HeapTuple	ctup = NULL, atup = NULL;
-	Form_pg_index idx;
+	Form_pg_index idx = (Form_pg_index) GETSTRUCT(itup);
+	Form_pg_class cls = (Form_pg_class) GETSTRUCT(ctup);
+	HeapTuple	atup = NULL;
 	StringInfoData buf;
 	oidvector  *indcoll, *indclass;
 	int2vector *indoption;
 	bool		isnull, plain;
 
-	if (!HeapTupleIsValid(itup))
-		return NULL;
-	idx = (Form_pg_index) GETSTRUCT(itup);
-	ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexid));
-	plain = heap_attisnull(itup, Anum_pg_index_indexprs, NULL) &&
-		heap_attisnull(itup, Anum_pg_index_indpred, NULL) && HeapTupleIsValid(ctup) &&
-		((Form_pg_class) GETSTRUCT(ctup))->relkind == RELKIND_INDEX &&
+	plain = options <= 0 && heap_attisnull(itup, Anum_pg_index_indexprs, idesc) &&
+		heap_attisnull(itup, Anum_pg_index_indpred, idesc) &&
+		cls->relkind == RELKIND_INDEX &&
 		heap_attisnull(ctup, Anum_pg_class_reloptions, NULL);
 	if (plain)
-		atup = SearchSysCache1(AMOID, ObjectIdGetDatum(((Form_pg_class) GETSTRUCT(ctup))->relam));
+		atup = SearchSysCache1(AMOID, ObjectIdGetDatum(cls->relam));
 	plain = plain && HeapTupleIsValid(atup);
-	indcoll = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indcollation, &isnull));
-	indclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull));
-	indoption = (int2vector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indoption, &isnull));
+	indcoll = (oidvector *) DatumGetPointer(heap_getattr(itup, Anum_pg_index_indcollation, idesc, &isnull));
+	indclass = (oidvector *) DatumGetPointer(heap_getattr(itup, Anum_pg_index_indclass, idesc, &isnull));
+	indoption = (int2vector *) DatumGetPointer(heap_getattr(itup, Anum_pg_index_indoption, idesc, &isnull));
 	initStringInfo(&buf);
 	if (plain)
 		appendStringInfo(&buf, "CREATE %sINDEX %s ON %s USING %s (",
 						 idx->indisunique ? "UNIQUE " : "",
-						 quote_identifier(NameStr(((Form_pg_class) GETSTRUCT(ctup))->relname)),
+						 quote_identifier(NameStr(cls->relname)),
 						 table, quote_identifier(NameStr(((Form_pg_am) GETSTRUCT(atup))->amname)));
 	for (int keyno = 0; plain && keyno < idx->indnatts; keyno++)
 	{
 		AttrNumber	attnum = idx->indkey.values[keyno];
-		Oid			keytype, keycoll;
-		int32		keytypmod;
+		Form_pg_attribute att;
 
-		if (attnum == 0)
+		if (attnum <= 0 || attnum > tabdesc->natts ||
+			TupleDescAttr(tabdesc, attnum - 1)->attisdropped)
 		{
 			plain = false;		/* an expression (cannot happen: no indexprs) */
 			break;
 		}
+		att = TupleDescAttr(tabdesc, attnum - 1);
 		if (keyno == idx->indnkeyatts)
 			appendStringInfoString(&buf, ") INCLUDE (");
 		else if (keyno > 0)
 			appendStringInfoString(&buf, ", ");
-		appendStringInfoString(&buf, quote_identifier(get_attname(idx->indrelid, attnum, false)));
-		get_atttypetypmodcoll(idx->indrelid, attnum, &keytype, &keytypmod, &keycoll);
+		appendStringInfoString(&buf, quote_identifier(NameStr(att->attname)));
 		if (keyno < idx->indnkeyatts)
-			plain = DdlnIndexKeyIsBare(indexid, keyno, keytype, keycoll, indcoll->values[keyno],
-									   indclass->values[keyno], indoption->values[keyno], memo);
+			plain = DdlnIndexKeyIsBare(options < 0 ? idx->indexrelid : InvalidOid, keyno,
+									   att->atttypid, att->attcollation,
+									   indcoll->values[keyno], indclass->values[keyno],
+									   indoption->values[keyno], memo);
 	}
 	if (plain)
 		appendStringInfo(&buf, ")%s", idx->indnullsnotdistinct ? " NULLS NOT DISTINCT" : "");
 	if (HeapTupleIsValid(atup))
 		ReleaseSysCache(atup);
-	if (HeapTupleIsValid(ctup))
-		ReleaseSysCache(ctup);
-	ReleaseSysCache(itup);
 	return plain ? buf.data : NULL;
 }
 
@@ -630,9 +637,11 @@ DdlnImageIndexDefPlain(Oid indexid, const char *table, DdlnOpclassMemo *memo)
  * plain text is checked against pg_get_indexdef's.
  */
 static char *
-DdlnImageIndexDefinition(Oid indexid, const char *table, DdlnOpclassMemo *memo)
+DdlnImageIndexDefinition(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
+						 int options, const char *table, DdlnOpclassMemo *memo)
 {
-	char	   *def = DdlnImageIndexDefPlain(indexid, table, memo);
+	Oid			indexid = ((Form_pg_index) GETSTRUCT(itup))->indexrelid;
+	char	   *def = DdlnImageIndexDefPlain(itup, idesc, ctup, tabdesc, options, table, memo);
 
 	if (def == NULL)
 		return DdlnImageIndexDef(indexid);
@@ -648,54 +657,199 @@ DdlnImageIndexDefinition(Oid indexid, const char *table, DdlnOpclassMemo *memo)
 	return def;
 }
 
+/* a live index of the table: its pg_index and pg_class rows */
+typedef struct DdlnIndexRows
+{
+	Oid			oid;
+	HeapTuple	itup;
+	HeapTuple	ctup;			/* NULL: not found (or not read yet) */
+	int			options;		/* a column with attoptions: 1, none: 0, unknown: -1 */
+} DdlnIndexRows;
+
+static int
+DdlnIndexRowsCmp(const void *a, const void *b)
+{
+	Oid			x = ((const DdlnIndexRows *) a)->oid;
+	Oid			y = ((const DdlnIndexRows *) b)->oid;
+
+	return (x > y) - (x < y);
+}
+
+static DdlnIndexRows *
+DdlnIndexRowsFind(DdlnIndexRows *rows, int n, Oid oid)
+{
+	DdlnIndexRows key;
+
+	key.oid = oid;
+	return bsearch(&key, rows, n, sizeof(DdlnIndexRows), DdlnIndexRowsCmp);
+}
+
+/*
+ * A scan of catalog "catrel" through its index "indexid" (on "attno") for
+ * the rows whose "attno" is any of the n OIDs of "rows": one scan for all
+ * the indexes of a table, where a catalog cache lookup each would search
+ * and copy them one at a time (an image of a table no statement of the
+ * session touched reads them all cold).  NULL when the catalog's indexes
+ * cannot be used now (the caller looks each up then).
+ */
+static SysScanDesc
+DdlnScanIndexRows(Relation catrel, Oid indexid, AttrNumber attno, DdlnIndexRows *rows, int n)
+{
+	Datum	   *oids;
+	ScanKeyData key;
+
+	if (IgnoreSystemIndexes || ReindexIsProcessingIndex(indexid))
+		return NULL;
+	oids = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		oids[i] = ObjectIdGetDatum(rows[i].oid);
+	ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, attno, BTEqualStrategyNumber, InvalidOid,
+						   C_COLLATION_OID, F_OIDEQ,
+						   PointerGetDatum(construct_array(oids, n, OIDOID, sizeof(Oid), true,
+														   TYPALIGN_INT)));
+	return systable_beginscan(catrel, indexid, true, NULL, 1, &key);
+}
+
+/*
+ * The pg_class rows of the table's indexes, and with "options" whether a
+ * column of each has per-column options (pg_attribute.attoptions): one
+ * scan of pg_class and one of pg_attribute for all of them.  "rows"
+ * sorted by OID.
+ */
+static void
+DdlnReadIndexRows(DdlnIndexRows *rows, int n, bool options)
+{
+	Relation	catrel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	catrel = table_open(RelationRelationId, AccessShareLock);
+	scan = DdlnScanIndexRows(catrel, ClassOidIndexId, Anum_pg_class_oid, rows, n);
+	while (scan && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		DdlnIndexRows *r = DdlnIndexRowsFind(rows, n, ((Form_pg_class) GETSTRUCT(tup))->oid);
+
+		if (r && r->ctup == NULL)
+			r->ctup = heap_copytuple(tup);
+	}
+	if (scan)
+		systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	if (scan == NULL || !options)
+		return;
+
+	catrel = table_open(AttributeRelationId, AccessShareLock);
+	scan = DdlnScanIndexRows(catrel, AttributeRelidNumIndexId, Anum_pg_attribute_attrelid, rows, n);
+	if (scan == NULL)
+	{
+		table_close(catrel, AccessShareLock);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		rows[i].options = 0;
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		DdlnIndexRows *r = DdlnIndexRowsFind(rows, n, ((Form_pg_attribute) GETSTRUCT(tup))->attrelid);
+
+		if (r && !heap_attisnull(tup, Anum_pg_attribute_attoptions, RelationGetDescr(catrel)))
+			r->options = 1;
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+}
+
 /*
  * The indexes of "rel", by name, each with the constraint it implements
- * (read the constraints first), and the replica identity's index.
+ * (read the constraints first), and the replica identity's index.  Their
+ * pg_index rows come from one scan of pg_index by table (the rows
+ * RelationGetIndexList lists: those of live indexes), their pg_class rows
+ * from one scan too, and unless "like" stands for their definitions
+ * ("reuse": an "after" whose "before" printed them) their pg_attribute
+ * rows also (DdlnReadIndexRows).
  */
 static void
 DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool reuse)
 {
 	Oid			replident_index = InvalidOid;
-	List	   *indexes;
-	ListCell   *lc;
+	int			allocated = 4;
+	int			n = 0;
+	DdlnIndexRows *rows;
+	Relation	catrel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	itup;
 	DdlnOpclassMemo memo;
 	char	   *table = NULL;
 
 	memo.n = 0;
 	if (img->replident == REPLICA_IDENTITY_INDEX)
 		replident_index = RelationGetReplicaIndex(rel);
-	indexes = RelationGetIndexList(rel);
-	img->indexes = palloc(sizeof(DdlnImgPart) * Max(list_length(indexes), 1));
-	foreach(lc, indexes)
+	rows = palloc(sizeof(DdlnIndexRows) * allocated);
+	catrel = table_open(IndexRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(img->relid));
+	scan = systable_beginscan(catrel, IndexIndrelidIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(itup = systable_getnext(scan)))
 	{
-		Oid			indexid = lfirst_oid(lc);
-		DdlnImgPart *part;
-		char	   *name = get_rel_name(indexid);
+		Form_pg_index index = (Form_pg_index) GETSTRUCT(itup);
 
-		if (name == NULL)
+		/* an index being dropped (RelationGetIndexList leaves it out too) */
+		if (!index->indislive)
 			continue;
+		if (n == allocated)
+		{
+			allocated *= 2;
+			rows = repalloc(rows, sizeof(DdlnIndexRows) * allocated);
+		}
+		rows[n].oid = index->indexrelid;
+		rows[n].itup = heap_copytuple(itup);
+		rows[n].ctup = NULL;
+		rows[n++].options = -1;
+	}
+	systable_endscan(scan);
+	qsort(rows, n, sizeof(DdlnIndexRows), DdlnIndexRowsCmp);
+	if (n > 0)
+		DdlnReadIndexRows(rows, n, like == NULL || !reuse);
+
+	img->indexes = palloc(sizeof(DdlnImgPart) * Max(n, 1));
+	for (int k = 0; k < n; k++)
+	{
+		Oid			indexid = rows[k].oid;
+		DdlnImgPart *part;
+		HeapTuple	ctup = rows[k].ctup;
+
+		if (ctup == NULL)
+		{
+			ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexid));
+			if (!HeapTupleIsValid(ctup))
+				continue;
+		}
 		part = &img->indexes[img->nindexes++];
 		memset(part, 0, sizeof(*part));
 		part->oid = indexid;
-		part->name = name;
+		part->name = pstrdup(NameStr(((Form_pg_class) GETSTRUCT(ctup))->relname));
 		if (reuse)
 			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part);
 		if (part->definition == NULL)
 		{
 			/* the table as generate_qualified_relation_name prints it */
 			if (table == NULL)
-				table = quote_qualified_identifier(get_namespace_name_or_temp(get_rel_namespace(img->relid)),
-												   get_rel_name(img->relid));
-			part->definition = DdlnImageIndexDefinition(indexid, table, &memo);
+				table = quote_qualified_identifier(img->schema, img->name);
+			part->definition = DdlnImageIndexDefinition(rows[k].itup, RelationGetDescr(catrel),
+														ctup, RelationGetDescr(rel),
+														rows[k].options, table, &memo);
 		}
+		if (rows[k].ctup == NULL)
+			ReleaseSysCache(ctup);
 		for (int i = 0; i < img->nconstraints; i++)
 		{
 			if (img->constraints[i].indexid == indexid)
 				part->constraint = img->constraints[i].name;
 		}
 		if (indexid == replident_index)
-			img->replident_index = name;
+			img->replident_index = part->name;
 	}
+	table_close(catrel, AccessShareLock);
 	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
 }
 
@@ -770,9 +924,9 @@ DdlnImageReadRelOptions(DdlnImage *img)
 /*
  * The image of relation "relid" as the catalogs say now, or NULL when it is
  * not a relation of the kinds that have images (or does not exist).  The
- * columns, defaults and index list come from the relation cache (the
- * command that touched the relation built its entry already), constraints
- * from pg_constraint.  "like", an image of the same relation read earlier in
+ * columns and defaults come from the relation cache (the command that
+ * touched the relation built its entry already), constraints from
+ * pg_constraint, indexes from one scan of each of their catalogs.  "like", an image of the same relation read earlier in
  * the command, or NULL: the definitions of its unchanged constraints and
  * indexes are taken from it instead of printed again.  "dropped": read for
  * a drop's pre-image (no view query, DdlnImageReadKind).
@@ -848,153 +1002,185 @@ DdlnReplIdentName(char ri)
 }
 
 /*
- * The keys of each object are pushed in the order jsonb keeps them
- * (shorter first, then bytewise), so that its sort of the keys finds them
- * sorted already.
+ * An image and its parts are built as JsonbValue trees (common.c, DdlnJv*:
+ * no push per key and value); DdlnImgPush* push one into a builder's
+ * state.  The keys of each object are given in the order jsonb keeps them
+ * (shorter first, then bytewise), so that DdlnJvDone finds them sorted.
  */
+static JsonbValue *
+DdlnImgColumnValue(const DdlnImgColumn *col)
+{
+	JsonbValue *v = DdlnJvObject(8);
+
+	DdlnJvString(v, "name", col->name);
+	DdlnJvString(v, "type", col->type);
+	DdlnJvInt(v, "attnum", col->attnum);
+	DdlnJvString(v, "default", col->def);
+	DdlnJvString(v, "identity", DdlnIdentityName(col->identity));
+	DdlnJvBool(v, "not_null", col->not_null);
+	DdlnJvString(v, "collation", col->collation);
+	DdlnJvString(v, "generated", col->generated);
+	return DdlnJvDone(v);
+}
+
+static JsonbValue *
+DdlnImgConstraintValue(const DdlnImgPart *con)
+{
+	JsonbValue *v = DdlnJvObject(3);
+
+	DdlnJvString(v, "name", con->name);
+	DdlnJvString(v, "type", con->type);
+	DdlnJvString(v, "definition", con->definition);
+	return DdlnJvDone(v);
+}
+
+static JsonbValue *
+DdlnImgIndexValue(const DdlnImgPart *ind)
+{
+	JsonbValue *v = DdlnJvObject(3);
+
+	DdlnJvString(v, "name", ind->name);
+	DdlnJvString(v, "constraint", ind->constraint);
+	DdlnJvString(v, "definition", ind->definition);
+	return DdlnJvDone(v);
+}
+
+/* The column owning a sequence, {"schema", "name", "column", "identity"}, or null. */
+static JsonbValue *
+DdlnImgOwnerValue(const DdlnImgSequence *seq)
+{
+	JsonbValue *v;
+
+	if (seq->owner_name == NULL)
+	{
+		v = palloc(sizeof(JsonbValue));
+		v->type = jbvNull;
+		return v;
+	}
+	v = DdlnJvObject(4);
+	DdlnJvString(v, "name", seq->owner_name);
+	DdlnJvString(v, "column", seq->owner_column);
+	DdlnJvString(v, "schema", seq->owner_schema);
+	DdlnJvBool(v, "identity", seq->owner_identity);
+	return DdlnJvDone(v);
+}
+
+/* A list of strings as an array. */
+static JsonbValue *
+DdlnImgStringsValue(List *strings)
+{
+	JsonbValue *v = DdlnJvArray(list_length(strings));
+	ListCell   *lc;
+
+	foreach(lc, strings)
+	{
+		JsonbValue	s;
+
+		s.type = jbvString;
+		s.val.string.val = (char *) lfirst(lc);
+		s.val.string.len = strlen(s.val.string.val);
+		DdlnJvAdd(v, NULL, &s);
+	}
+	return v;
+}
+
+/* An image, as a JsonbValue tree. */
+JsonbValue *
+DdlnImgImageValue(const DdlnImage *img)
+{
+	JsonbValue *v = DdlnJvObject(18);
+	JsonbValue *arr;
+
+	DdlnJvString(v, "kind", DdlnImageKindName(img->relkind));
+	DdlnJvString(v, "name", img->name);
+	DdlnJvString(v, "schema", img->schema);
+	if (img->unlogged)
+		DdlnJvBool(v, "unlogged", true);
+	if (img->seq)
+	{
+		/* a sequence: its parameters and owner, nothing of a table's */
+		DdlnJvString(v, "type", img->seq->type);
+		DdlnJvInt(v, "start", img->seq->start);
+		DdlnJvInt(v, "increment", img->seq->increment);
+		DdlnJvInt(v, "min", img->seq->min);
+		DdlnJvInt(v, "max", img->seq->max);
+		DdlnJvInt(v, "cache", img->seq->cache);
+		DdlnJvBool(v, "cycle", img->seq->cycle);
+		DdlnJvAdd(v, "owned_by", DdlnImgOwnerValue(img->seq));
+		return DdlnJvDone(v);
+	}
+	arr = DdlnJvArray(img->ncolumns);
+	for (int i = 0; i < img->ncolumns; i++)
+		DdlnJvAdd(arr, NULL, DdlnImgColumnValue(&img->columns[i]));
+	DdlnJvAdd(v, "columns", arr);
+	arr = DdlnJvArray(img->nindexes);
+	for (int i = 0; i < img->nindexes; i++)
+		DdlnJvAdd(arr, NULL, DdlnImgIndexValue(&img->indexes[i]));
+	DdlnJvAdd(v, "indexes", arr);
+	arr = DdlnJvArray(img->nconstraints);
+	for (int i = 0; i < img->nconstraints; i++)
+		DdlnJvAdd(arr, NULL, DdlnImgConstraintValue(&img->constraints[i]));
+	DdlnJvAdd(v, "constraints", arr);
+	DdlnJvString(v, "replica_identity", DdlnReplIdentName(img->replident));
+	DdlnJvString(v, "replica_identity_index", img->replident_index);
+	if (img->definition)
+		DdlnJvString(v, "definition", img->definition);
+	if (img->partition_key)
+		DdlnJvString(v, "partition_key", img->partition_key);
+	if (img->partition_bound && img->parent_name)
+	{
+		JsonbValue *of = DdlnJvObject(2);
+
+		DdlnJvString(of, "schema", img->parent_schema);
+		DdlnJvString(of, "name", img->parent_name);
+		DdlnJvAdd(v, "partition_of", DdlnJvDone(of));
+		DdlnJvString(v, "partition_bound", img->partition_bound);
+	}
+	if (img->server)
+	{
+		DdlnJvString(v, "server", img->server);
+		DdlnJvAdd(v, "options", DdlnImgStringsValue(img->options));
+	}
+	if (img->reloptions)
+		DdlnJvAdd(v, "reloptions", DdlnImgStringsValue(img->reloptions));
+	return DdlnJvDone(v);
+}
+
 void
 DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", col->name);
-	DdlnJsonPair(st, "type", col->type);
-	DdlnJsonKey(st, "attnum");
-	DdlnJsonInt(st, col->attnum);
-	DdlnJsonPair(st, "default", col->def);
-	DdlnJsonPair(st, "identity", DdlnIdentityName(col->identity));
-	DdlnJsonKey(st, "not_null");
-	DdlnJsonBool(st, col->not_null);
-	DdlnJsonPair(st, "collation", col->collation);
-	DdlnJsonPair(st, "generated", col->generated);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgColumnValue(col));
 }
 
 void
 DdlnImgPushConstraint(DdlnJsonbState *st, const DdlnImgPart *con)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", con->name);
-	DdlnJsonPair(st, "type", con->type);
-	DdlnJsonPair(st, "definition", con->definition);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgConstraintValue(con));
 }
 
 void
 DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", ind->name);
-	DdlnJsonPair(st, "constraint", ind->constraint);
-	DdlnJsonPair(st, "definition", ind->definition);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgIndexValue(ind));
 }
 
-/* The column owning a sequence, {"schema", "name", "column", "identity"}, or null. */
 void
 DdlnImgPushOwner(DdlnJsonbState *st, const DdlnImgSequence *seq)
 {
-	if (seq->owner_name == NULL)
-	{
-		DdlnJsonString(st, NULL);
-		return;
-	}
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "name", seq->owner_name);
-	DdlnJsonPair(st, "column", seq->owner_column);
-	DdlnJsonPair(st, "schema", seq->owner_schema);
-	DdlnJsonKey(st, "identity");
-	DdlnJsonBool(st, seq->owner_identity);
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgOwnerValue(seq));
 }
 
-/* A list of strings as an array. */
 void
 DdlnImgPushStrings(DdlnJsonbState *st, List *strings)
 {
-	ListCell   *lc;
-
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	foreach(lc, strings)
-		DdlnJsonString(st, (const char *) lfirst(lc));
-	DdlnJsonToken(st, WJB_END_ARRAY);
+	DdlnJsonPushValue(st, DdlnImgStringsValue(strings));
 }
 
 /* An image as the next value of "st". */
 void
 DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 {
-	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-	DdlnJsonPair(st, "kind", DdlnImageKindName(img->relkind));
-	DdlnJsonPair(st, "name", img->name);
-	DdlnJsonPair(st, "schema", img->schema);
-	if (img->unlogged)
-	{
-		DdlnJsonKey(st, "unlogged");
-		DdlnJsonBool(st, true);
-	}
-	if (img->seq)
-	{
-		/* a sequence: its parameters and owner, nothing of a table's */
-		DdlnJsonPair(st, "type", img->seq->type);
-		DdlnJsonKey(st, "start");
-		DdlnJsonInt(st, img->seq->start);
-		DdlnJsonKey(st, "increment");
-		DdlnJsonInt(st, img->seq->increment);
-		DdlnJsonKey(st, "min");
-		DdlnJsonInt(st, img->seq->min);
-		DdlnJsonKey(st, "max");
-		DdlnJsonInt(st, img->seq->max);
-		DdlnJsonKey(st, "cache");
-		DdlnJsonInt(st, img->seq->cache);
-		DdlnJsonKey(st, "cycle");
-		DdlnJsonBool(st, img->seq->cycle);
-		DdlnJsonKey(st, "owned_by");
-		DdlnImgPushOwner(st, img->seq);
-		DdlnJsonToken(st, WJB_END_OBJECT);
-		return;
-	}
-	DdlnJsonKey(st, "columns");
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	for (int i = 0; i < img->ncolumns; i++)
-		DdlnImgPushColumn(st, &img->columns[i]);
-	DdlnJsonToken(st, WJB_END_ARRAY);
-	DdlnJsonKey(st, "indexes");
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	for (int i = 0; i < img->nindexes; i++)
-		DdlnImgPushIndex(st, &img->indexes[i]);
-	DdlnJsonToken(st, WJB_END_ARRAY);
-	DdlnJsonKey(st, "constraints");
-	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
-	for (int i = 0; i < img->nconstraints; i++)
-		DdlnImgPushConstraint(st, &img->constraints[i]);
-	DdlnJsonToken(st, WJB_END_ARRAY);
-	DdlnJsonPair(st, "replica_identity", DdlnReplIdentName(img->replident));
-	DdlnJsonPair(st, "replica_identity_index", img->replident_index);
-	if (img->definition)
-		DdlnJsonPair(st, "definition", img->definition);
-	if (img->partition_key)
-		DdlnJsonPair(st, "partition_key", img->partition_key);
-	if (img->partition_bound && img->parent_name)
-	{
-		DdlnJsonKey(st, "partition_of");
-		DdlnJsonToken(st, WJB_BEGIN_OBJECT);
-		DdlnJsonPair(st, "schema", img->parent_schema);
-		DdlnJsonPair(st, "name", img->parent_name);
-		DdlnJsonToken(st, WJB_END_OBJECT);
-		DdlnJsonPair(st, "partition_bound", img->partition_bound);
-	}
-	if (img->server)
-	{
-		DdlnJsonPair(st, "server", img->server);
-		DdlnJsonKey(st, "options");
-		DdlnImgPushStrings(st, img->options);
-	}
-	if (img->reloptions)
-	{
-		DdlnJsonKey(st, "reloptions");
-		DdlnImgPushStrings(st, img->reloptions);
-	}
-	DdlnJsonToken(st, WJB_END_OBJECT);
+	DdlnJsonPushValue(st, DdlnImgImageValue(img));
 }
 
 /* ---------- type images: domains and enums ---------- */

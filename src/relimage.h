@@ -104,6 +104,7 @@ typedef struct DdlnImage
 extern bool DdlnImageKind(char relkind);
 extern DdlnImage *DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped);
 extern void DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img);
+extern JsonbValue *DdlnImgImageValue(const DdlnImage *img);
 extern const char *DdlnIdentityName(char identity);
 extern const char *DdlnReplIdentName(char ri);
 extern void DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind);
@@ -116,6 +117,7 @@ extern bool DdlnImageSkipped(Oid relid);
 extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
 
 /* imgdiff.c */
-extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after);
+extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after,
+								 Jsonb *with);
 
 #endif							/* DDLN_RELIMAGE_H */
