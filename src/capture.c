@@ -254,7 +254,24 @@ DdlnOriginChain(void)
 	return PointerGetDatum(construct_array(chain, len, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
-static Jsonb *DdlnDetailsWith(Jsonb *details, Jsonb *more);
+
+/*
+ * "details" with the call's "statement" key (statementkey.c, built once per
+ * call).  Callers that add relation images add it first, while "details" is
+ * small: the images are then set beside it, never concatenated again.
+ */
+static Jsonb *
+DdlnWithStatement(DdlnCaptureCall *call, Jsonb *details)
+{
+	if (call->statement == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
+		call->statement = DdlnStatementKey(call->exact);
+		MemoryContextSwitchTo(old);
+	}
+	return DdlnDetailsWith(details, call->statement);
+}
 
 static void
 DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
@@ -294,15 +311,11 @@ DdlnInsertEvent(DdlnCaptureCall *call, const DdlnEventRow *row)
 	values[DDLN_EV_IN_EXTENSION] = BoolGetDatum(row->in_extension);
 	values[DDLN_EV_ROLE_NAME] = NameGetDatum(&call->role_name);
 	DDLN_TEXT(DDLN_EV_QUERY, call->query);
-	/* the statement it belongs to (statementkey.c), read once per call */
-	if (call->statement == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(call->cxt);
-
-		call->statement = DdlnStatementKey(call->exact);
-		MemoryContextSwitchTo(old);
-	}
-	details = DdlnDetailsWith(row->details, call->statement);
+	/* the statement it belongs to, unless the caller put it in already */
+	details = row->details;
+	if (details == NULL ||
+		getKeyJsonValueFromContainer(&details->root, "statement", strlen("statement"), NULL) == NULL)
+		details = DdlnWithStatement(call, details);
 	values[DDLN_EV_DETAILS] = JsonbPGetDatum(details);
 	DDLN_TEXT(DDLN_EV_ORIGIN, ddln_current_origin);
 	values[DDLN_EV_PROCESSED] = Int64GetDatum(0);
@@ -1054,7 +1067,8 @@ ddl_notify_capture_ddl_command_end(PG_FUNCTION_ARGS)
 			/* "before", "after" and "changes" of a relation (imgcommand.c) */
 			if (ddln_capture_changes && row.has_address)
 				row.details = DdlnImageForRow(row.classid, row.objid, row.objsubid,
-											  row.command_tag, row.details);
+											  row.command_tag,
+											  DdlnWithStatement(&call, row.details));
 
 			DdlnInsertEvent(&call, &row);
 		}
@@ -1222,7 +1236,7 @@ ddl_notify_capture_sql_drop(PG_FUNCTION_ARGS)
 		if (DdlnDropIgnored(&row, original, normal, is_temp))
 			continue;
 
-		row.details = DdlnDropDetails(&objs, original, normal);
+		row.details = DdlnWithStatement(&call, DdlnDropDetails(&objs, original, normal));
 		/* the pre-image of a dropped relation (imgdrop.c) */
 		if (ddln_capture_changes && row.classid == RelationRelationId && row.objsubid == 0)
 			row.details = DdlnDetailsWith(row.details, DdlnImageTakeDropped(row.objid));
