@@ -92,6 +92,7 @@
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_rewrite.h"
@@ -252,6 +253,8 @@ DdlnImageViewDef(void *arg)
  * partition's partitioned table and bound (not for a dropped one either:
  * its pg_inherits row may be gone).
  */
+static void DdlnImageReadInherits(DdlnImage *img);
+
 static void
 DdlnImageReadKind(DdlnImage *img, bool dropped)
 {
@@ -303,6 +306,60 @@ DdlnImageReadKind(DdlnImage *img, bool dropped)
 		}
 		img->parent_schema = get_namespace_name_or_temp(get_rel_namespace(parent));
 		img->parent_name = get_rel_name(parent);
+	}
+	else if (!dropped && (img->relkind == RELKIND_RELATION ||
+						  img->relkind == RELKIND_PARTITIONED_TABLE ||
+						  img->relkind == RELKIND_FOREIGN_TABLE))
+		DdlnImageReadInherits(img);
+}
+
+/*
+ * A table's INHERITS parents (pg_inherits, in inhseqno order: the order of
+ * CREATE TABLE ... INHERITS and ALTER TABLE ... INHERIT) and the type of a
+ * typed table (pg_class.reloftype).  Not a partition's parent (that is
+ * partition_of) and not for a dropped relation (its pg_inherits rows may
+ * be gone already).
+ */
+static void
+DdlnImageReadInherits(DdlnImage *img)
+{
+	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			oftype = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(img->relid));
+	scan = systable_beginscan(inh, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Oid			parent = ((Form_pg_inherits) GETSTRUCT(tup))->inhparent;
+
+		img->inherits = lappend(img->inherits,
+								get_namespace_name_or_temp(get_rel_namespace(parent)));
+		img->inherits = lappend(img->inherits, get_rel_name(parent));
+	}
+	systable_endscan(scan);
+	table_close(inh, AccessShareLock);
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(img->relid));
+	if (HeapTupleIsValid(tup))
+	{
+		oftype = ((Form_pg_class) GETSTRUCT(tup))->reloftype;
+		ReleaseSysCache(tup);
+	}
+	if (OidIsValid(oftype))
+	{
+		tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(oftype));
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_type typ = (Form_pg_type) GETSTRUCT(tup);
+
+			img->oftype_schema = get_namespace_name_or_temp(typ->typnamespace);
+			img->oftype_name = pstrdup(NameStr(typ->typname));
+			ReleaseSysCache(tup);
+		}
 	}
 }
 
@@ -390,6 +447,8 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 			col->collation = DdlnImageCollationName(att->attcollation);
 		col->not_null = att->attnotnull;
 		col->identity = att->attidentity;
+		/* a partition's columns are all its parent's: partition_of says so */
+		col->inherited = !att->attislocal && !rel->rd_rel->relispartition;
 		if (att->attgenerated != '\0')
 			col->generated = defaults[att->attnum];
 		else
@@ -399,10 +458,12 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 
 /*
  * The constraints of the relation, by name; a definition is taken from
- * "like" when "reuse" says it cannot have changed.
+ * "like" when "reuse" says it cannot have changed.  "partition": the
+ * relation is a partition (its parent's constraints are not flagged
+ * inherited: partition_of says so).
  */
 static void
-DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
+DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse, bool partition)
 {
 	int			allocated = 4;
 	Relation	catrel;
@@ -446,6 +507,7 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 		part->validated = con->convalidated;
 		part->deferrable = con->condeferrable;
 		part->deferred = con->condeferred;
+		part->inherited = !con->conislocal && !partition;
 		if (reuse)
 			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints, part);
 		if (part->definition == NULL)
@@ -811,7 +873,7 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 	{
 		DdlnImageReadColumns(img, rel);
 		reuse = DdlnImageMayReuse(like, img);
-		DdlnImageReadConstraints(img, like, reuse);
+		DdlnImageReadConstraints(img, like, reuse, rel->rd_rel->relispartition);
 		DdlnImageReadIndexes(img, rel, like, reuse);
 		DdlnImageReadKind(img, dropped);
 		DdlnImageReadRelOptions(img);
@@ -866,6 +928,11 @@ DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col)
 	DdlnJsonBool(st, col->not_null);
 	DdlnJsonPair(st, "collation", col->collation);
 	DdlnJsonPair(st, "generated", col->generated);
+	if (col->inherited)
+	{
+		DdlnJsonKey(st, "inherited");
+		DdlnJsonBool(st, true);
+	}
 	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
@@ -875,6 +942,11 @@ DdlnImgPushConstraint(DdlnJsonbState *st, const DdlnImgPart *con)
 	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
 	DdlnJsonPair(st, "name", con->name);
 	DdlnJsonPair(st, "type", con->type);
+	if (con->inherited)
+	{
+		DdlnJsonKey(st, "inherited");
+		DdlnJsonBool(st, true);
+	}
 	DdlnJsonPair(st, "definition", con->definition);
 	DdlnJsonToken(st, WJB_END_OBJECT);
 }
@@ -917,6 +989,36 @@ DdlnImgPushStrings(DdlnJsonbState *st, List *strings)
 	foreach(lc, strings)
 		DdlnJsonString(st, (const char *) lfirst(lc));
 	DdlnJsonToken(st, WJB_END_ARRAY);
+}
+
+/* A table's INHERITS parents: [{"schema": ..., "name": ...}, ...] */
+void
+DdlnImgPushInherits(DdlnJsonbState *st, const DdlnImage *img)
+{
+	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
+	for (int i = 0; i + 1 < list_length(img->inherits); i += 2)
+	{
+		DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+		DdlnJsonPair(st, "name", list_nth(img->inherits, i + 1));
+		DdlnJsonPair(st, "schema", list_nth(img->inherits, i));
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	DdlnJsonToken(st, WJB_END_ARRAY);
+}
+
+/* A typed table's type: {"schema": ..., "name": ...}, or null */
+void
+DdlnImgPushOfType(DdlnJsonbState *st, const DdlnImage *img)
+{
+	if (img->oftype_name == NULL)
+	{
+		DdlnJsonString(st, NULL);
+		return;
+	}
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "name", img->oftype_name);
+	DdlnJsonPair(st, "schema", img->oftype_schema);
+	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
 /* An image as the next value of "st". */
@@ -982,6 +1084,16 @@ DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 		DdlnJsonPair(st, "name", img->parent_name);
 		DdlnJsonToken(st, WJB_END_OBJECT);
 		DdlnJsonPair(st, "partition_bound", img->partition_bound);
+	}
+	if (img->inherits)
+	{
+		DdlnJsonKey(st, "inherits");
+		DdlnImgPushInherits(st, img);
+	}
+	if (img->oftype_name)
+	{
+		DdlnJsonKey(st, "of_type");
+		DdlnImgPushOfType(st, img);
 	}
 	if (img->server)
 	{
