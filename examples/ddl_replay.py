@@ -251,7 +251,7 @@ def create_sql(image):
         stmts.append(stmt)
         for c in image.get('columns', []):
             if c.get('inherited'):
-                col = 'ALTER TABLE %s ALTER COLUMN %s ' % (rel, ident(c['name']))
+                col = 'ALTER %s %s ALTER COLUMN %s ' % (KIND_SQL[kind], rel, ident(c['name']))
                 stmts.append(IfColumnDiffers('not_null', image['schema'], image['name'], c['name'],
                                              bool(c.get('not_null')),
                                              col + ('SET NOT NULL' if c.get('not_null') else 'DROP NOT NULL')))
@@ -485,7 +485,10 @@ class Applier:
             elif op == 'drop expression':
                 self.run(alter + 'ALTER COLUMN %s DROP EXPRESSION IF EXISTS' % ident(ch['column']))
             elif op == 'set expression':
-                self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (ident(ch['column']), ch['new']))
+                # nothing when the other changes made it so (a RENAME COLUMN
+                # of a column it reads, here or in a parent it inherits from)
+                if self.column_state(schema, name, ch['column'], 'default') != ch['new']:
+                    self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (ident(ch['column']), ch['new']))
             elif op == 'drop identity':
                 self.run(alter + 'ALTER COLUMN %s DROP IDENTITY IF EXISTS' % ident(ch['column']))
             elif op == 'add constraint':
@@ -569,8 +572,9 @@ class Applier:
                 raise NotUnderstood('change "%s"' % op)
 
     def column_state(self, schema, table, column, what):
-        """A column's NOT NULL (what 'not_null') or default expression
-        (what 'default', None for none) on the copy, as read_image reads it."""
+        """A column's NOT NULL (what 'not_null') or default or generated
+        expression (what 'default', None for none) on the copy, as
+        read_image reads it."""
         self.cur.execute(
             'SELECT a.attnotnull, pg_catalog.pg_get_expr(d.adbin, d.adrelid)'
             ' FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d'
