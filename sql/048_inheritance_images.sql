@@ -20,9 +20,9 @@
 -- - a partition has "partition_of", never "inherits", and no column or
 --   constraint flagged.
 -- Catches: relimage.c reading a partition's parent into "inherits"
--- (test/mutations/images_partition_inherits.patch), a child's flags read
--- from anything but attislocal/conislocal
--- (test/mutations/images_inherited_not_flagged.patch).
+-- (test/mutations/images_partition_inherits.patch), a column flagged for
+-- having a parent at all instead of for having no definition of its own
+-- (attislocal; test/mutations/images_inherited_by_count.patch).
 --
 -- (quiet: whether it is there already depends on the files run before)
 SET client_min_messages = error;
