@@ -17,8 +17,11 @@
  * prints it, DdlnImageIndexDefPlain) and the replica identity, and what a kind needs to be
  * created again: a view's query (pg_get_viewdef; not in a drop's
  * pre-image), a partition key (pg_get_partkeydef), a foreign table's
- * server and options; its persistence (unlogged) and storage parameters
- * (pg_class.reloptions).  A sequence's image is its parameters
+ * server and options, a table's INHERITS parents (pg_inherits) and type
+ * (reloftype; neither in a drop's pre-image), and which of a child's
+ * columns and constraints it only inherits (attislocal, conislocal; not a
+ * partition's: partition_of says it); its persistence (unlogged) and
+ * storage parameters (pg_class.reloptions).  A sequence's image is its parameters
  * (pg_sequence) and the column owning it (pg_depend: OWNED BY, or the
  * identity column it serves), nothing of a table's.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
