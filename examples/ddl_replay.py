@@ -32,9 +32,9 @@
 # twice), for the tags whose work no image shows (GRANT, REVOKE, COMMENT,
 # SECURITY LABEL, ALTER DEFAULT PRIVILEGES, CREATE SCHEMA, REFRESH
 # MATERIALIZED VIEW; ALTER TABLE's SET STORAGE, OWNER TO, triggers'
-# and rules' ENABLE/DISABLE, row level security, [NO] INHERIT, [NOT] OF,
-# ATTACH/DETACH PARTITION ...: TEXT_SUBCOMMANDS) and for CREATE TABLE ...
-# INHERITS or OF type, which no image carries:
+# and rules' ENABLE/DISABLE, row level security, ATTACH/DETACH PARTITION
+# ...: TEXT_SUBCOMMANDS) and for a CREATE or ALTER TABLE naming a column's
+# COMPRESSION or STORAGE or a toast.* parameter, which no image carries:
 #
 #       -> SET LOCAL search_path to details.statement.search_path, SET LOCAL
 #          ROLE to details.statement.role (stops when the copy has no such
@@ -212,6 +212,17 @@ class IfMissing:
         self.what, self.schema, self.table, self.name, self.sql = what, schema, table, name, sql
 
 
+class IfColumnDiffers:
+    """A statement to run only if a column's NOT NULL or default (what) on
+    the copy is not the image's (want) yet: an INHERITS child's column it
+    only inherits comes with its parent's at CREATE, and only a child that
+    set its own needs more."""
+
+    def __init__(self, what, schema, table, column, want, sql):
+        self.what, self.schema, self.table, self.column = what, schema, table, column
+        self.want, self.sql = want, sql
+
+
 def create_sql(image):
     """CREATE statements that make the relation of an "after" image."""
     kind = image['kind']
@@ -245,9 +256,12 @@ def create_sql(image):
         stmts += [IfMissing('index', image['schema'], image['name'], i['name'], i['definition'])
                   for i in image.get('indexes', []) if not i.get('constraint')]
     else:
-        elems = [column_sql(c) for c in image.get('columns', [])]
+        # an INHERITS child: the columns and constraints it only inherits
+        # come from its parents (as pg_dump leaves them out); one it has of
+        # its own as well is listed and merges with the parent's
+        elems = [column_sql(c) for c in image.get('columns', []) if not c.get('inherited')]
         elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
-                  for c in image.get('constraints', [])]
+                  for c in image.get('constraints', []) if not c.get('inherited')]
         stmt = 'CREATE %s%s %s (%s)' % (
             'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE',
@@ -256,6 +270,8 @@ def create_sql(image):
             if image.get('partition_key') is None:
                 raise NotUnderstood('%s: the image has no partition key' % rel)
             stmt += ' PARTITION BY ' + image['partition_key']
+        if image.get('inherits'):
+            stmt += ' INHERITS (%s)' % ', '.join(qname(p['schema'], p['name']) for p in image['inherits'])
         stmt += with_sql(image)
         if kind == 'foreign table':
             if image.get('server') is None:
@@ -264,6 +280,20 @@ def create_sql(image):
             if image.get('options'):
                 stmt += ' OPTIONS (%s)' % ', '.join(options_sql(o) for o in image['options'])
         stmts.append(stmt)
+        for c in image.get('columns', []):
+            if c.get('inherited'):
+                col = 'ALTER %s %s ALTER COLUMN %s ' % (KIND_SQL[kind], rel, ident(c['name']))
+                stmts.append(IfColumnDiffers('not_null', image['schema'], image['name'], c['name'],
+                                             bool(c.get('not_null')),
+                                             col + ('SET NOT NULL' if c.get('not_null') else 'DROP NOT NULL')))
+                if not c.get('generated'):
+                    stmts.append(IfColumnDiffers('default', image['schema'], image['name'], c['name'],
+                                                 c.get('default'),
+                                                 col + ('SET DEFAULT ' + c['default'] if c.get('default') is not None
+                                                        else 'DROP DEFAULT')))
+        if image.get('of_type'):
+            # a typed table: its columns are the type's (they must match)
+            stmts.append('ALTER TABLE %s OF %s' % (rel, qname(image['of_type']['schema'], image['of_type']['name'])))
     if not image.get('partition_of'):
         # indexes a constraint did not make
         stmts += [i['definition'] for i in image.get('indexes', [])
@@ -499,7 +529,10 @@ class Applier:
             elif op == 'drop expression':
                 self.run(alter + 'ALTER COLUMN %s DROP EXPRESSION IF EXISTS' % ident(ch['column']))
             elif op == 'set expression':
-                self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (ident(ch['column']), ch['new']))
+                # nothing when the other changes made it so (a RENAME COLUMN
+                # of a column it reads, here or in a parent it inherits from)
+                if self.column_state(schema, name, ch['column'], 'default') != ch['new']:
+                    self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (ident(ch['column']), ch['new']))
             elif op == 'drop identity':
                 self.run(alter + 'ALTER COLUMN %s DROP IDENTITY IF EXISTS' % ident(ch['column']))
             elif op == 'add constraint':
@@ -556,6 +589,21 @@ class Applier:
                     self.run(alter + ri)
             elif op in ('set logged', 'set unlogged'):
                 self.run(alter + op.upper())
+            elif op == 'set inherits':
+                # ALTER TABLE ... NO INHERIT / INHERIT: parents gone, then new ones
+                old_p = [qname(p['schema'], p['name']) for p in ch.get('old') or []]
+                new_p = [qname(p['schema'], p['name']) for p in ch.get('new') or []]
+                for p in old_p:
+                    if p not in new_p:
+                        self.run(alter + 'NO INHERIT ' + p)
+                for p in new_p:
+                    if p not in old_p:
+                        self.run(alter + 'INHERIT ' + p)
+            elif op == 'set of type':
+                if ch.get('new'):
+                    self.run(alter + 'OF ' + qname(ch['new']['schema'], ch['new']['name']))
+                else:
+                    self.run(alter + 'NOT OF')
             elif op == 'set reloptions':
                 new = {o.partition('=')[0]: o for o in ch.get('new') or []}
                 gone = [o.partition('=')[0] for o in ch.get('old') or []
@@ -566,6 +614,22 @@ class Applier:
                     self.run(alter + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
             else:
                 raise NotUnderstood('change "%s"' % op)
+
+    def column_state(self, schema, table, column, what):
+        """A column's NOT NULL (what 'not_null') or default or generated
+        expression (what 'default', None for none) on the copy, as
+        read_image reads it."""
+        self.cur.execute(
+            'SELECT a.attnotnull, pg_catalog.pg_get_expr(d.adbin, d.adrelid)'
+            ' FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d'
+            ' ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum'
+            ' WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND a.attname OPERATOR(pg_catalog.=) %s AND NOT a.attisdropped',
+            (qname(schema, table), column))
+        row = self.cur.fetchone()
+        if row is None:
+            return None
+        return row[0] if what == 'not_null' else row[1]
 
     def column_exists(self, schema, table, column):
         return self.exists(
@@ -776,6 +840,9 @@ class Applier:
                              else self.relation_exists(stmt.schema, stmt.name))
                     if not there:
                         self.run(stmt.sql)
+                elif isinstance(stmt, IfColumnDiffers):
+                    if self.column_state(stmt.schema, stmt.table, stmt.column, stmt.what) != stmt.want:
+                        self.run(stmt.sql)
                 else:
                     self.run(stmt)
             self.own(ev, KIND_SQL[after['kind']], qname(after['schema'], after['name']))
@@ -804,7 +871,7 @@ class Applier:
 IMAGE_KEYS = {'kind', 'name', 'schema', 'columns', 'indexes', 'constraints',
               'replica_identity', 'replica_identity_index', 'definition',
               'partition_key', 'partition_of', 'partition_bound', 'server', 'options',
-              'unlogged', 'reloptions',
+              'unlogged', 'reloptions', 'inherits', 'of_type',
               'type', 'start', 'increment', 'min', 'max', 'cache', 'cycle', 'owned_by',
               'labels', 'default', 'collation', 'not_null'}
 
@@ -852,7 +919,7 @@ def read_image(cur, schema, name):
         '  CASE WHEN l.collnamespace OPERATOR(pg_catalog.=) \'pg_catalog\'::regnamespace'
         '  THEN quote_ident(l.collname)'
         '  ELSE quote_ident(ln.nspname) OPERATOR(pg_catalog.||) \'.\' OPERATOR(pg_catalog.||) quote_ident(l.collname) END'
-        ' END, a.attgenerated::text'
+        ' END, a.attgenerated::text, a.attislocal'
         ' FROM pg_attribute a JOIN pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid'
         ' LEFT JOIN pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid'
         '  AND d.adnum OPERATOR(pg_catalog.=) a.attnum'
@@ -860,20 +927,27 @@ def read_image(cur, schema, name):
         ' LEFT JOIN pg_namespace ln ON ln.oid OPERATOR(pg_catalog.=) l.collnamespace'
         ' WHERE a.attrelid OPERATOR(pg_catalog.=) %s AND a.attnum OPERATOR(pg_catalog.>) 0'
         ' AND NOT a.attisdropped ORDER BY a.attnum', (oid,))
+    rows = cur.fetchall()
     img['columns'] = [
         {'name': n, 'type': t, 'default': None if g else d,
          'identity': IDENTITY_NAME.get(i), 'not_null': nn, 'collation': coll,
          'generated': d if g else None}
-        for n, t, d, i, nn, coll, g in cur.fetchall()]
+        for n, t, d, i, nn, coll, g, _ in rows]
+    # a column or constraint an INHERITS child only inherits (a partition's
+    # are all its parent's, and not flagged)
+    for c, row in zip(img['columns'], rows):
+        if not row[7] and not ispartition:
+            c['inherited'] = True
     cur.execute(
-        'SELECT conname::text, contype::text, pg_get_constraintdef(oid), conindid'
+        'SELECT conname::text, contype::text, pg_get_constraintdef(oid), conindid, conislocal'
         ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s'
         # a foreign key's clones are PostgreSQL's (as the capture leaves them out)
         ' AND NOT (contype OPERATOR(pg_catalog.=) \'f\' AND conparentid OPERATOR(pg_catalog.<>) 0)', (oid,))
-    cons = [(n, t, d, i) for n, t, d, i in cur.fetchall() if t in CONTYPE_NAME]
-    img['constraints'] = [{'name': n, 'type': CONTYPE_NAME[t], 'definition': d}
-                          for n, t, d, _ in cons]
-    by_index = {i: n for n, t, _, i in cons if t != 'f'}
+    cons = [r for r in cur.fetchall() if r[1] in CONTYPE_NAME]
+    img['constraints'] = [dict({'name': n, 'type': CONTYPE_NAME[t], 'definition': d},
+                               **({} if local or ispartition else {'inherited': True}))
+                          for n, t, d, _, local in cons]
+    by_index = {i: n for n, t, _, i, _ in cons if t != 'f'}
     cur.execute(
         'SELECT i.indexrelid, c.relname::text, pg_get_indexdef(i.indexrelid), i.indisreplident,'
         ' c.relkind OPERATOR(pg_catalog.=) \'I\' AND i.indisvalid'
@@ -905,6 +979,24 @@ def read_image(cur, schema, name):
         if parent is not None:
             img['partition_of'] = {'schema': parent[0], 'name': parent[1]}
             img['partition_bound'] = bound
+    elif not ispartition and relkind in ('r', 'p', 'f'):
+        # INHERITS parents in their order, a typed table's type (as the capture reads them)
+        cur.execute(
+            'SELECT n.nspname::text, p.relname::text FROM pg_inherits i'
+            ' JOIN pg_class p ON p.oid OPERATOR(pg_catalog.=) i.inhparent'
+            ' JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.relnamespace'
+            ' WHERE i.inhrelid OPERATOR(pg_catalog.=) %s ORDER BY i.inhseqno', (oid,))
+        parents = [{'schema': r[0], 'name': r[1]} for r in cur.fetchall()]
+        if parents:
+            img['inherits'] = parents
+        cur.execute(
+            'SELECT n.nspname::text, t.typname::text FROM pg_class c'
+            ' JOIN pg_type t ON t.oid OPERATOR(pg_catalog.=) c.reloftype'
+            ' JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace'
+            ' WHERE c.oid OPERATOR(pg_catalog.=) %s', (oid,))
+        oftype = cur.fetchone()
+        if oftype is not None:
+            img['of_type'] = {'schema': oftype[0], 'name': oftype[1]}
     if relkind == 'f':
         cur.execute(
             'SELECT s.srvname::text, coalesce(f.ftoptions, \'{}\')::text[] FROM pg_foreign_table f'
@@ -1140,19 +1232,16 @@ TEXT_SUBCOMMANDS = {
     'ENABLE TRIGGER', 'ENABLE ALWAYS TRIGGER', 'ENABLE REPLICA TRIGGER', 'DISABLE TRIGGER',
     'ENABLE TRIGGER ALL', 'DISABLE TRIGGER ALL', 'ENABLE TRIGGER USER', 'DISABLE TRIGGER USER',
     'ENABLE RULE', 'ENABLE ALWAYS RULE', 'ENABLE REPLICA RULE', 'DISABLE RULE',
-    'INHERIT', 'NO INHERIT', 'OF', 'NOT OF',
     'ENABLE ROW LEVEL SECURITY', 'DISABLE ROW LEVEL SECURITY', 'FORCE ROW LEVEL SECURITY',
     'NO FORCE ROW LEVEL SECURITY', 'ATTACH PARTITION', 'DETACH PARTITION',
     'DETACH PARTITION FINALIZE'}
 
-# a table's parents, a typed table's type, a column's COMPRESSION or
-# STORAGE and the toast.* storage parameters are in no image: a CREATE
-# TABLE ... INHERITS (...) or OF type, an ALTER TABLE ... [NO] INHERIT or
-# [NOT] OF (their subcommands are not in the event) replayed from the image
-# would make or leave a plain table, and verification could not tell
-INHERITS = re.compile(r'\binherits?\b|\bcompression\b|\bstorage\b|\btoast\.', re.IGNORECASE)
-TYPED_TABLE = re.compile(r'\btable\s+(if\s+not\s+exists\s+|only\s+)?("[^"]*"|[^\s(]+)\s+(not\s+)?of\b',
-                         re.IGNORECASE)
+# a column's COMPRESSION or STORAGE and the toast.* storage parameters are
+# in no image: a CREATE or ALTER TABLE that names them replayed from the
+# image would leave the copy without them, and verification could not tell
+# (a table's INHERITS parents and a typed table's type are in the images:
+# "inherits", "of_type", and the changes "set inherits", "set of type")
+NOT_IMAGED = re.compile(r'\bcompression\b|\bstorage\b|\btoast\.', re.IGNORECASE)
 
 # what an object's identity is checked with after its statement was applied
 # by text (pg_get_object_address needs names the ddl_command_end events do
@@ -1275,7 +1364,7 @@ class Replayer:
             any(ev.get('command_tag') in TEXT_TAGS for ev in run) or
             any(sc.get('kind') in TEXT_SUBCOMMANDS for ev in run
                 for sc in (ev.get('details') or {}).get('subcommands') or []) or
-            any(INHERITS.search(ev.get('query') or '') or TYPED_TABLE.search(ev.get('query') or '')
+            any(NOT_IMAGED.search(ev.get('query') or '')
                 for ev in run if ev.get('command_tag') in ('CREATE TABLE', 'ALTER TABLE')))
         if not text_first:
             mark = len(applied)

@@ -109,6 +109,8 @@ static const DdlnImgKey ddln_image_keys[] = {
 	TEXT(IMAGE, "definition"),	/* a view's or materialized view's query */
 	TEXT(IMAGE, "partition_key"),
 	NESTED(IMAGE, "partition_of", PARENT),
+	NESTED(IMAGE, "inherits", PARENT),	/* INHERITS parents: names */
+	NESTED(IMAGE, "of_type", PARENT),	/* a typed table's type: a name */
 	TEXT(IMAGE, "partition_bound"),
 	KEEP(IMAGE, "server"),
 	TEXT(IMAGE, "options"),		/* a foreign table's, name=value */
@@ -141,14 +143,16 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(COLUMN, "not_null"),
 	KEEP(COLUMN, "collation"),
 	TEXT(COLUMN, "generated"),
+	KEEP(COLUMN, "inherited"),	/* only inherited: a flag */
 
 	/* a constraint or an index */
 	KEEP(PART, "name"),
 	KEEP(PART, "type"),
 	KEEP(PART, "constraint"),
 	TEXT(PART, "definition"),
+	KEEP(PART, "inherited"),	/* a constraint only inherited: a flag */
 
-	/* a partition's partitioned table */
+	/* a partition's partitioned table, an INHERITS parent, a table's type */
 	KEEP(PARENT, "schema"),
 	KEEP(PARENT, "name"),
 
@@ -185,6 +189,8 @@ static const DdlnImgKey ddln_image_keys[] = {
 	OP_KEEP("set sequence option"),	/* numbers, a type, a flag */
 	OP_KEEP("set owned by"),	/* a column's names */
 	OP_KEEP("set reloptions"),
+	OP_KEEP("set inherits"),	/* parents' names */
+	OP_KEEP("set of type"),		/* a type's name */
 	/* ... and texts for these (and for any op not listed) */
 	TEXT(CHANGE, "old"),		/* set default, drop default, set
 								 * expression, drop expression, set

@@ -449,6 +449,28 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 		DdlnImgPushStrings(st, a->reloptions);
 		DdlnJsonToken(st, WJB_END_OBJECT);
 	}
+
+	/* INHERITS parents: ALTER TABLE ... INHERIT / NO INHERIT */
+	if (!DdlnSameStrings(b->inherits, a->inherits))
+	{
+		DdlnChangeBegin(st, "set inherits", NULL);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushInherits(st, b);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushInherits(st, a);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+
+	/* a typed table's type: ALTER TABLE ... OF type / NOT OF */
+	if (!DdlnSame(b->oftype_schema, a->oftype_schema) || !DdlnSame(b->oftype_name, a->oftype_name))
+	{
+		DdlnChangeBegin(st, "set of type", NULL);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushOfType(st, b);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushOfType(st, a);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
 	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 

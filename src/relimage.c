@@ -17,8 +17,11 @@
  * prints it, DdlnImageIndexDefPlain) and the replica identity, and what a kind needs to be
  * created again: a view's query (pg_get_viewdef; not in a drop's
  * pre-image), a partition key (pg_get_partkeydef), a foreign table's
- * server and options; its persistence (unlogged) and storage parameters
- * (pg_class.reloptions).  A sequence's image is its parameters
+ * server and options, a table's INHERITS parents (pg_inherits) and type
+ * (reloftype; neither in a drop's pre-image), and which of a child's
+ * columns and constraints it only inherits (attislocal, conislocal; not a
+ * partition's: partition_of says it); its persistence (unlogged) and
+ * storage parameters (pg_class.reloptions).  A sequence's image is its parameters
  * (pg_sequence) and the column owning it (pg_depend: OWNED BY, or the
  * identity column it serves), nothing of a table's.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
@@ -97,6 +100,7 @@
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_rewrite.h"
@@ -257,6 +261,8 @@ DdlnImageViewDef(void *arg)
  * partition's partitioned table and bound (not for a dropped one either:
  * its pg_inherits row may be gone).
  */
+static void DdlnImageReadInherits(DdlnImage *img);
+
 static void
 DdlnImageReadKind(DdlnImage *img, bool dropped)
 {
@@ -308,6 +314,60 @@ DdlnImageReadKind(DdlnImage *img, bool dropped)
 		}
 		img->parent_schema = get_namespace_name_or_temp(get_rel_namespace(parent));
 		img->parent_name = get_rel_name(parent);
+	}
+	else if (!dropped && (img->relkind == RELKIND_RELATION ||
+						  img->relkind == RELKIND_PARTITIONED_TABLE ||
+						  img->relkind == RELKIND_FOREIGN_TABLE))
+		DdlnImageReadInherits(img);
+}
+
+/*
+ * A table's INHERITS parents (pg_inherits, in inhseqno order: the order of
+ * CREATE TABLE ... INHERITS and ALTER TABLE ... INHERIT) and the type of a
+ * typed table (pg_class.reloftype).  Not a partition's parent (that is
+ * partition_of) and not for a dropped relation (its pg_inherits rows may
+ * be gone already).
+ */
+static void
+DdlnImageReadInherits(DdlnImage *img)
+{
+	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			oftype = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(img->relid));
+	scan = systable_beginscan(inh, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Oid			parent = ((Form_pg_inherits) GETSTRUCT(tup))->inhparent;
+
+		img->inherits = lappend(img->inherits,
+								get_namespace_name_or_temp(get_rel_namespace(parent)));
+		img->inherits = lappend(img->inherits, get_rel_name(parent));
+	}
+	systable_endscan(scan);
+	table_close(inh, AccessShareLock);
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(img->relid));
+	if (HeapTupleIsValid(tup))
+	{
+		oftype = ((Form_pg_class) GETSTRUCT(tup))->reloftype;
+		ReleaseSysCache(tup);
+	}
+	if (OidIsValid(oftype))
+	{
+		tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(oftype));
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_type typ = (Form_pg_type) GETSTRUCT(tup);
+
+			img->oftype_schema = get_namespace_name_or_temp(typ->typnamespace);
+			img->oftype_name = pstrdup(NameStr(typ->typname));
+			ReleaseSysCache(tup);
+		}
 	}
 }
 
@@ -395,6 +455,8 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 			col->collation = DdlnImageCollationName(att->attcollation);
 		col->not_null = att->attnotnull;
 		col->identity = att->attidentity;
+		/* a partition's columns are all its parent's: partition_of says so */
+		col->inherited = !att->attislocal && !rel->rd_rel->relispartition;
 		if (att->attgenerated != '\0')
 			col->generated = defaults[att->attnum];
 		else
@@ -404,10 +466,12 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 
 /*
  * The constraints of the relation, by name; a definition is taken from
- * "like" when "reuse" says it cannot have changed.
+ * "like" when "reuse" says it cannot have changed.  "partition": the
+ * relation is a partition (its parent's constraints are not flagged
+ * inherited: partition_of says so).
  */
 static void
-DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
+DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse, bool partition)
 {
 	int			allocated = 4;
 	Relation	catrel;
@@ -451,6 +515,7 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse)
 		part->validated = con->convalidated;
 		part->deferrable = con->condeferrable;
 		part->deferred = con->condeferred;
+		part->inherited = !con->conislocal && !partition;
 		if (reuse)
 			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints, part);
 		if (part->definition == NULL)
@@ -965,7 +1030,7 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 	{
 		DdlnImageReadColumns(img, rel);
 		reuse = DdlnImageMayReuse(like, img);
-		DdlnImageReadConstraints(img, like, reuse);
+		DdlnImageReadConstraints(img, like, reuse, rel->rd_rel->relispartition);
 		DdlnImageReadIndexes(img, rel, like, reuse);
 		DdlnImageReadKind(img, dropped);
 		DdlnImageReadRelOptions(img);
@@ -1010,7 +1075,7 @@ DdlnReplIdentName(char ri)
 static JsonbValue *
 DdlnImgColumnValue(const DdlnImgColumn *col)
 {
-	JsonbValue *v = DdlnJvObject(8);
+	JsonbValue *v = DdlnJvObject(9);
 
 	DdlnJvString(v, "name", col->name);
 	DdlnJvString(v, "type", col->type);
@@ -1020,16 +1085,20 @@ DdlnImgColumnValue(const DdlnImgColumn *col)
 	DdlnJvBool(v, "not_null", col->not_null);
 	DdlnJvString(v, "collation", col->collation);
 	DdlnJvString(v, "generated", col->generated);
+	if (col->inherited)
+		DdlnJvBool(v, "inherited", true);
 	return DdlnJvDone(v);
 }
 
 static JsonbValue *
 DdlnImgConstraintValue(const DdlnImgPart *con)
 {
-	JsonbValue *v = DdlnJvObject(3);
+	JsonbValue *v = DdlnJvObject(4);
 
 	DdlnJvString(v, "name", con->name);
 	DdlnJvString(v, "type", con->type);
+	if (con->inherited)
+		DdlnJvBool(v, "inherited", true);
 	DdlnJvString(v, "definition", con->definition);
 	return DdlnJvDone(v);
 }
@@ -1084,11 +1153,39 @@ DdlnImgStringsValue(List *strings)
 	return v;
 }
 
+/* A table's INHERITS parents, in order: [{"schema": ..., "name": ...}, ...] */
+static JsonbValue *
+DdlnImgInheritsValue(const DdlnImage *img)
+{
+	JsonbValue *v = DdlnJvArray(list_length(img->inherits) / 2);
+
+	for (int i = 0; i + 1 < list_length(img->inherits); i += 2)
+	{
+		JsonbValue *p = DdlnJvObject(2);
+
+		DdlnJvString(p, "name", list_nth(img->inherits, i + 1));
+		DdlnJvString(p, "schema", list_nth(img->inherits, i));
+		DdlnJvAdd(v, NULL, DdlnJvDone(p));
+	}
+	return v;
+}
+
+/* A typed table's type: {"schema": ..., "name": ...} */
+static JsonbValue *
+DdlnImgOfTypeValue(const DdlnImage *img)
+{
+	JsonbValue *v = DdlnJvObject(2);
+
+	DdlnJvString(v, "name", img->oftype_name);
+	DdlnJvString(v, "schema", img->oftype_schema);
+	return DdlnJvDone(v);
+}
+
 /* An image, as a JsonbValue tree. */
 JsonbValue *
 DdlnImgImageValue(const DdlnImage *img)
 {
-	JsonbValue *v = DdlnJvObject(18);
+	JsonbValue *v = DdlnJvObject(20);
 	JsonbValue *arr;
 
 	DdlnJvString(v, "kind", DdlnImageKindName(img->relkind));
@@ -1136,6 +1233,10 @@ DdlnImgImageValue(const DdlnImage *img)
 		DdlnJvAdd(v, "partition_of", DdlnJvDone(of));
 		DdlnJvString(v, "partition_bound", img->partition_bound);
 	}
+	if (img->inherits)
+		DdlnJvAdd(v, "inherits", DdlnImgInheritsValue(img));
+	if (img->oftype_name)
+		DdlnJvAdd(v, "of_type", DdlnImgOfTypeValue(img));
 	if (img->server)
 	{
 		DdlnJvString(v, "server", img->server);
@@ -1174,6 +1275,23 @@ void
 DdlnImgPushStrings(DdlnJsonbState *st, List *strings)
 {
 	DdlnJsonPushValue(st, DdlnImgStringsValue(strings));
+}
+
+/* A table's INHERITS parents as the next value of "st" (an array). */
+void
+DdlnImgPushInherits(DdlnJsonbState *st, const DdlnImage *img)
+{
+	DdlnJsonPushValue(st, DdlnImgInheritsValue(img));
+}
+
+/* A typed table's type as the next value of "st", or null. */
+void
+DdlnImgPushOfType(DdlnJsonbState *st, const DdlnImage *img)
+{
+	if (img->oftype_name == NULL)
+		DdlnJsonString(st, NULL);
+	else
+		DdlnJsonPushValue(st, DdlnImgOfTypeValue(img));
 }
 
 /* An image as the next value of "st". */

@@ -40,6 +40,8 @@ typedef struct DdlnImgColumn
 	char	   *def;			/* default expression, or NULL */
 	char		identity;		/* '\0', ATTRIBUTE_IDENTITY_ALWAYS or _BY_DEFAULT */
 	char	   *generated;		/* generated expression, or NULL */
+	bool		inherited;		/* an INHERITS child's column it only
+								 * inherits (attislocal false) */
 } DdlnImgColumn;
 
 /* a constraint or an index */
@@ -55,6 +57,8 @@ typedef struct DdlnImgPart
 	bool		validated;
 	bool		deferrable;
 	bool		deferred;
+	bool		inherited;		/* an INHERITS child's constraint it only
+								 * inherits (conislocal false) */
 } DdlnImgPart;
 
 /* a sequence's parameters (pg_sequence) and the column owning it */
@@ -98,6 +102,10 @@ typedef struct DdlnImage
 	char	   *parent_schema;	/* a partition's partitioned table */
 	char	   *parent_name;
 	char	   *partition_bound;	/* and its FOR VALUES ... or DEFAULT */
+	List	   *inherits;		/* INHERITS parents (not a partition's), as
+								 * schema and name pairs, in inhseqno order */
+	char	   *oftype_schema;	/* a typed table's type (OF type) */
+	char	   *oftype_name;
 } DdlnImage;
 
 /* relimage.c */
@@ -112,6 +120,8 @@ extern void DdlnImgPushConstraint(DdlnJsonbState *st, const DdlnImgPart *con);
 extern void DdlnImgPushOwner(DdlnJsonbState *st, const DdlnImgSequence *seq);
 extern void DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col);
 extern void DdlnImgPushStrings(DdlnJsonbState *st, List *strings);
+extern void DdlnImgPushInherits(DdlnJsonbState *st, const DdlnImage *img);
+extern void DdlnImgPushOfType(DdlnJsonbState *st, const DdlnImage *img);
 extern Jsonb *DdlnTypeImageDetails(Oid typid, char typtype);
 extern bool DdlnImageSkipped(Oid relid);
 extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);

@@ -9,7 +9,7 @@
 # with typmods, collations, NOT NULL, defaults, identity, generated columns,
 # primary key, unique, check and foreign key constraints, names that need
 # quoting), partitioned tables (RANGE, LIST, HASH) and partitions of
-# those with one integer key column, foreign tables (server
+# those with one integer key column, INHERITS children of plain tables, foreign tables (server
 # replay_srv, which the test makes, with options), CREATE TABLE AS, views
 # (CREATE OR REPLACE VIEW too) and materialized views (their indexes, RENAME,
 # RENAME COLUMN, SET SCHEMA, DROP), ALTER [FOREIGN] TABLE in every way a
@@ -81,7 +81,9 @@ sub new
 	my ($class, %o) = @_;
 	my $state = ($o{seed} * 1000003 + 17) % MODULUS;
 	$state = 1 if $state == 0;
-	return bless { state => $state, n => 0, stats => {} }, $class;
+	# a second stream for the INHERITS draws, so that they leave the
+	# first one (every other choice) as it was before they were added
+	return bless { state => $state, inh => $state, n => 0, stats => {} }, $class;
 }
 
 sub rand_int
@@ -125,7 +127,7 @@ SELECT json_build_object(
  'schemas', (SELECT coalesce(json_agg(nspname ORDER BY nspname), '[]')
              FROM pg_catalog.pg_namespace WHERE nspname LIKE 'rs%'),
  'rels', (SELECT coalesce(json_agg(json_build_object(
-     's', n.nspname, 'n', c.relname, 'k', c.relkind, 'ri', c.relreplident,
+     's', n.nspname, 'n', c.relname, 'k', c.relkind, 'ri', c.relreplident, 'ip', c.relispartition,
      'pk', CASE WHEN c.relkind = 'p' THEN pg_catalog.pg_get_partkeydef(c.oid) END,
      'cols', (SELECT coalesce(json_agg(json_build_object(
                 'n', a.attname, 't', pg_catalog.format_type(a.atttypid, a.atttypmod),
@@ -292,7 +294,16 @@ sub create_table
 			  . ($self->chance(50) ? ' ON DELETE CASCADE' : '');
 		}
 	}
-	return "$rel (" . join(', ', @defs) . ')';
+	# an INHERITS child of a plain table: the parent's columns and check
+	# constraints are inherited, and ALTERs of the parent recurse to it
+	my $inherits = '';
+	$self->{inh} = ($self->{inh} * 48271) % MODULUS;
+	if ($self->{inh} % 100 < 10)
+	{
+		my @parents = grep { $_->{k} eq 'r' && !$_->{ip} } @{ $st->{rels} };
+		$inherits = ' INHERITS (' . qn($parents[ $self->{inh} % @parents ]) . ')' if @parents;
+	}
+	return "$rel (" . join(', ', @defs) . ')' . $inherits;
 }
 
 sub create_schema
