@@ -1,7 +1,10 @@
 --
 -- 049_inheritance_images: G2 and G15 (their payload) for inheritance and
 -- typed tables (issue 36: the stream rebuilds a real schema).
--- docs/reference.md, "The payload".
+-- docs/reference.md, "The payload".  expected/049_inheritance_images_1.out
+-- is PostgreSQL 18 and later's, where a column's NOT NULL is a constraint
+-- of its own: DROP NOT NULL on a parent also drops it, and its children's,
+-- as sql_drop rows.
 --
 -- A table's image names its INHERITS parents ("inherits": schema and name
 -- of each, in pg_inherits' inhseqno order) and a typed table's type
