@@ -1238,10 +1238,12 @@ TEXT_SUBCOMMANDS = {
 
 # a column's COMPRESSION or STORAGE and the toast.* storage parameters are
 # in no image: a CREATE or ALTER TABLE that names them replayed from the
-# image would leave the copy without them, and verification could not tell
-# (a table's INHERITS parents and a typed table's type are in the images:
-# "inherits", "of_type", and the changes "set inherits", "set of type")
-NOT_IMAGED = re.compile(r'\bcompression\b|\bstorage\b|\btoast\.', re.IGNORECASE)
+# image would leave the copy without them, and verification could not tell;
+# nor is ALTER TABLE ONLY (its event is the same as the one that recursed to
+# the children: DROP COLUMN from the image would drop theirs too).  (A
+# table's INHERITS parents and a typed table's type are in the images:
+# "inherits", "of_type", and the changes "set inherits", "set of type".)
+NOT_IMAGED = re.compile(r'\bcompression\b|\bstorage\b|\btoast\.|\bonly\b', re.IGNORECASE)
 
 # what an object's identity is checked with after its statement was applied
 # by text (pg_get_object_address needs names the ddl_command_end events do
