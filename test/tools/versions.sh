@@ -122,6 +122,16 @@ lock_chroot()
 		echo "== PostgreSQL $1: waiting for another run that uses its chroot"
 		flock "$fd"
 	fi
+	LOCK_FD=$fd
+}
+
+# Give the chroot locked last back: a run of several versions holds one
+# lock at a time (two runs taking them in different orders never wait on
+# each other for ever).
+unlock_chroot()
+{
+	[[ -z ${LOCK_FD:-} ]] || exec {LOCK_FD}>&-
+	LOCK_FD=
 }
 
 do_umount()
@@ -233,6 +243,7 @@ run_version()
 	if ! prepare "$v"; then
 		SUMMARY+=("PostgreSQL $v: chroot not built: 0 passed, 1 failed")
 		TOTAL_F=$((TOTAL_F + 1))
+		unlock_chroot
 		return
 	fi
 	rm -rf "$root/root/ddl_notify"
@@ -248,7 +259,7 @@ run_version()
 	regress_source=$(borrow_regress_source "$v")
 	server=$(in_chroot "$root" "/usr/lib/postgresql/$v/bin/postgres" --version 2>/dev/null | sed "s/^postgres (PostgreSQL) //")
 	echo "== PostgreSQL $v ($server): make $TARGET in $root/root/ddl_notify"
-	do_mount "$root" || { SUMMARY+=("PostgreSQL $v: mount failed: 0 passed, 1 failed"); TOTAL_F=$((TOTAL_F + 1)); do_umount; return; }
+	do_mount "$root" || { SUMMARY+=("PostgreSQL $v: mount failed: 0 passed, 1 failed"); TOTAL_F=$((TOTAL_F + 1)); do_umount; unlock_chroot; return; }
 	in_chroot "$root" ${ONLY:+ONLY="$ONLY"} ${REPLAY_UPDATE:+REPLAY_UPDATE="$REPLAY_UPDATE"} \
 		${regress_source:+REPLAY_REGRESS_SOURCE="$regress_source"} \
 		make -C /root/ddl_notify "$TARGET" </dev/null 2>&1 | tee "$log"
@@ -261,6 +272,7 @@ run_version()
 			[[ -f $f ]] && cp "$f" "$REPO/test/replay/"
 		done
 	fi
+	unlock_chroot
 	counts=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$log" | tail -n 1)
 	[[ -n $counts ]] || { echo "versions.sh: make $TARGET on PostgreSQL $v printed no counts (status $rc)"; counts="0 1"; }
 	read -r p f <<<"$counts"
@@ -274,6 +286,7 @@ if [[ -n $PREPARE_ONLY ]]; then
 	for v in "${VERSIONS[@]}"; do
 		lock_chroot "$v"
 		prepare "$v" || exit 1
+		unlock_chroot
 	done
 	exit 0
 fi
