@@ -1245,6 +1245,65 @@ TEXT_SUBCOMMANDS = {
 # "inherits", "of_type", and the changes "set inherits", "set of type".)
 NOT_IMAGED = re.compile(r'\bcompression\b|\bstorage\b|\btoast\.|\bonly\b', re.IGNORECASE)
 
+# the commands that may say CONCURRENTLY, which cannot run inside the copy's
+# transaction: applied without it (the schema it leaves is the same)
+CONCURRENT_TAGS = {'CREATE INDEX', 'DROP INDEX', 'REINDEX', 'REFRESH MATERIALIZED VIEW', 'ALTER TABLE'}
+
+
+def without_concurrently(query, tag):
+    """The statement without its CONCURRENTLY keyword, if it is one of
+    CONCURRENT_TAGS: the first CONCURRENTLY outside quotes and comments
+    (unquoted, it is no name there; in ALTER TABLE only DETACH PARTITION
+    takes it).  Else the statement itself."""
+    if tag not in CONCURRENT_TAGS:
+        return query
+    i, n = 0, len(query)
+    while i < n:
+        c = query[i]
+        if c in '\'"':
+            i += 1
+            while i < n:
+                if query[i] == c:
+                    if i + 1 < n and query[i + 1] == c:
+                        i += 2
+                        continue
+                    break
+                i += 1
+            i += 1
+        elif query.startswith('--', i):
+            j = query.find('\n', i)
+            i = n if j < 0 else j
+        elif query.startswith('/*', i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if query.startswith('/*', i):
+                    depth, i = depth + 1, i + 2
+                elif query.startswith('*/', i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif (query[i:i + 12].lower() == 'concurrently' and
+              (i == 0 or not (query[i - 1].isalnum() or query[i - 1] in '_$')) and
+              (i + 12 >= n or not (query[i + 12].isalnum() or query[i + 12] in '_$'))):
+            if tag == 'ALTER TABLE' and not re.search(r'(?i)\bdetach\s+partition\b', query[:i]):
+                return query
+            head, tail = query[:i], query[i + 12:]
+            # an option list, REINDEX (CONCURRENTLY [, ...]): the option goes
+            # with its comma, the list with its parentheses if it was alone
+            m = re.match(r'\s*(true|on|1)?\s*', tail, re.IGNORECASE)
+            rest = tail[m.end():]
+            if head.rstrip().endswith('(') and rest.startswith(')'):
+                return head.rstrip()[:-1] + rest[1:]
+            if head.rstrip().endswith('(') and rest.startswith(','):
+                return head + rest[1:]
+            if head.rstrip().endswith(',') and (rest.startswith(')') or rest.startswith(',')):
+                return head.rstrip()[:-1] + rest
+            return head + tail
+        else:
+            i += 1
+    return query
+
+
 # what an object's identity is checked with after its statement was applied
 # by text (pg_get_object_address needs names the ddl_command_end events do
 # not carry); other kinds are checked by the dump comparison of a test
@@ -1425,7 +1484,7 @@ class Replayer:
         try:
             cur.execute('SELECT pg_catalog.set_config(\'search_path\', %s, true)', (key['search_path'],))
             cur.execute('SET LOCAL ROLE ' + ident(key['role']))
-            applier.run(ev['query'])
+            applier.run(without_concurrently(ev['query'], ev.get('command_tag')))
             cur.execute('RESET ROLE')
             cur.execute('SET LOCAL search_path = pg_catalog')
         except psycopg2.Error as e:

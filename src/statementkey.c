@@ -114,8 +114,22 @@ DdlnWholeStringParse(void *arg)
 	DdlnWholeString *w = (DdlnWholeString *) arg;
 	List	   *raw = raw_parser(w->string, RAW_PARSE_DEFAULT);
 
-	w->is_it = list_length(raw) == 1 &&
-		nodeTag(((RawStmt *) linitial(raw))->stmt) == w->tag;
+	NodeTag		tag;
+
+	if (list_length(raw) != 1)
+		return;
+	tag = nodeTag(((RawStmt *) linitial(raw))->stmt);
+	/*
+	 * T_Invalid: the statement is not known (a frame opened after the
+	 * commit inside CREATE INDEX CONCURRENTLY and its like, which forgot
+	 * the one its start opened): one of the statements that commit inside
+	 * themselves.
+	 */
+	if (w->tag == T_Invalid)
+		w->is_it = (tag == T_IndexStmt || tag == T_DropStmt || tag == T_ReindexStmt ||
+					tag == T_AlterTableStmt);
+	else
+		w->is_it = (tag == w->tag);
 }
 
 /*
@@ -123,7 +137,9 @@ DdlnWholeStringParse(void *arg)
  * runs before the utility hook is installed: the text capture stores is
  * then the whole query string (common.c).  It is the statement's exact text
  * only if the string holds one statement, of the kind running (not a DO
- * block or a query whose function runs the DDL).  Parsed again with the
+ * block or a query whose function runs the DDL; with "parsetree" NULL, for
+ * the frame opened again after CREATE INDEX CONCURRENTLY's own commit, one
+ * of the kinds that commit inside themselves).  Parsed again with the
  * session's settings, quietly: anything it cannot read is "no".  Once per
  * session at most.
  */
@@ -132,10 +148,10 @@ DdlnWholeStringIsIt(Node *parsetree)
 {
 	DdlnWholeString w;
 
-	if (parsetree == NULL || ddln_statement.string != NULL || debug_query_string == NULL)
+	if (ddln_statement.string != NULL || debug_query_string == NULL)
 		return false;
 	w.string = debug_query_string;
-	w.tag = nodeTag(parsetree);
+	w.tag = parsetree ? nodeTag(parsetree) : T_Invalid;
 	w.is_it = false;
 	if (!DdlnTryQuietly(DdlnWholeStringParse, &w))
 		return false;

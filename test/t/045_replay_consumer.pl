@@ -31,6 +31,10 @@
 #   range type, a COMMENT, a GRANT, a table whose default calls the
 #   function (typed), CREATE EXTENSION (its script's objects, typed or not,
 #   come with its one text: applied once, not twice);
+# - CREATE INDEX CONCURRENTLY, CREATE UNIQUE INDEX CONCURRENTLY ... WHERE,
+#   DROP INDEX CONCURRENTLY: applied without CONCURRENTLY, which cannot run
+#   in the copy's transaction (without_concurrently; before, the copy
+#   refused it and the consumer stopped);
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -263,6 +267,20 @@ is( $node->safe_psql('dst', q{SELECT extnamespace::regnamespace, count(*) FROM p
 	$node->safe_psql('src', q{SELECT extnamespace::regnamespace, count(*) FROM pg_extension e
 			JOIN pg_depend d ON d.refobjid = e.oid AND d.deptype = 'e' WHERE extname = 'citext' GROUP BY 1}),
 	'CREATE EXTENSION: applied once, its members as on the source');
+$lsn = progress();
+
+# 7b. CONCURRENTLY, which cannot run in the copy's transaction: the
+# statement is applied without it
+$node->safe_psql('src', q{CREATE INDEX CONCURRENTLY uses_n ON public.uses (n)});
+$node->safe_psql('src', q{CREATE UNIQUE INDEX CONCURRENTLY uses_n_u ON public.uses (n) WHERE n > 0});
+$node->safe_psql('src', q{DROP INDEX CONCURRENTLY public.uses_n});
+($rc, $err) = consume();
+is($rc, 0, 'CONCURRENTLY: applied and verified') or diag $err;
+is( $node->safe_psql('dst', q{SELECT string_agg(pg_get_indexdef(indexrelid), '; ') FROM pg_index
+			WHERE indrelid = 'public.uses'::regclass}),
+	$node->safe_psql('src', q{SELECT string_agg(pg_get_indexdef(indexrelid), '; ') FROM pg_index
+			WHERE indrelid = 'public.uses'::regclass}),
+	'CONCURRENTLY: the copy has the source\'s indexes');
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
