@@ -43,7 +43,8 @@
 # replay_left_out_ignored.patch (an event no apply function takes is
 # accepted: capture_changes = off passes silently), replay_any_version.patch (the
 # format version is not checked: the version-1 event is "applied" as
-# nothing).
+# nothing), replay_concurrently_kept.patch (a statement applied by its text
+# keeps CONCURRENTLY: the copy refuses it).
 
 use strict;
 use warnings FATAL => 'all';
