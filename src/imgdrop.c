@@ -76,6 +76,18 @@ static object_access_hook_type prev_object_access_hook = NULL;
 
 static bool xact_callback_registered = false;
 
+/* Nothing kept: no context, table or file (each is gone or closed already). */
+static void
+DdlnImageDroppedReset(void)
+{
+	dropped_cxt = NULL;
+	dropped = NULL;
+	dropped_file = NULL;
+	dropped_mem = 0;
+	dropped_end_fileno = 0;
+	dropped_end_offset = 0;
+}
+
 /* The transaction's end forgets the images: its memory, its file. */
 static void
 DdlnImageXactCallback(XactEvent event, void *arg)
@@ -93,12 +105,7 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
 			/* the context goes with TopTransactionContext, the file with its resource owner */
-			dropped_cxt = NULL;
-			dropped = NULL;
-			dropped_file = NULL;
-			dropped_mem = 0;
-			dropped_end_fileno = 0;
-			dropped_end_offset = 0;
+			DdlnImageDroppedReset();
 			break;
 		default:
 			break;
@@ -274,12 +281,7 @@ DdlnImageForgetDropped(void)
 		BufFileClose(dropped_file);
 	if (dropped_cxt)
 		MemoryContextDelete(dropped_cxt);
-	dropped_file = NULL;
-	dropped_cxt = NULL;
-	dropped = NULL;
-	dropped_mem = 0;
-	dropped_end_fileno = 0;
-	dropped_end_offset = 0;
+	DdlnImageDroppedReset();
 }
 
 /* _PG_init: install the object access hook */
