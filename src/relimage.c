@@ -39,6 +39,14 @@
  *	 (DdlnImgImageValue, DdlnImgPushImage); the files that diff and keep images see only
  *	 those.  Names are qualified as pg_dump prints them: read with
  *	 search_path set to pg_catalog alone.
+ * - Every text is printed with the same output settings whatever the
+ *	 session's (DdlnImgOutputSettings): DateStyle ISO, IntervalStyle
+ *	 postgres, TimeZone UTC, extra_float_digits above 0, bytea_output hex,
+ *	 standard_conforming_strings on, quote_all_identifiers off.  A default
+ *	 '2016-06-02'::date read in a session with DateStyle "Postgres, DMY"
+ *	 would otherwise print as '02-06-2016', which a consumer in another
+ *	 session reads as February 6th.  (lc_monetary, which prints money
+ *	 constants, is left as it is: setting it calls setlocale.)
  * - The relation cache's entry is used where it has what is read (the
  *	 command that touched the relation built it already, and a DROP builds
  *	 it to drop the relation); pg_constraint is scanned for constraints,
@@ -112,10 +120,14 @@
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "parser/parser.h"
+#include "pgtime.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/bytea.h"
 #include "utils/catcache.h"
+#include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -986,6 +998,46 @@ DdlnImageReadRelOptions(DdlnImage *img)
 	}
 }
 
+/* Set "name" to "value" in the current GUC nest level. */
+static void
+DdlnImgSet(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * Open a GUC nest level with the settings every image is printed under
+ * (the file's header), and return it for AtEOXact_GUC.  Names as pg_dump
+ * prints them: qualified unless in pg_catalog, whatever the DDL's
+ * search_path (ruleutils qualifies what it cannot see).  The output
+ * settings are set only when the session's differ: reading a global costs
+ * nothing, setting a GUC a few thousand instructions.
+ */
+static int
+DdlnImgOutputSettings(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	DdlnImgSet("search_path", "pg_catalog");
+	if (DateStyle != USE_ISO_DATES)
+		DdlnImgSet("datestyle", "ISO");
+	if (IntervalStyle != INTSTYLE_POSTGRES)
+		DdlnImgSet("intervalstyle", "postgres");
+	if (extra_float_digits <= 0)
+		DdlnImgSet("extra_float_digits", "1");
+	if (bytea_output != BYTEA_OUTPUT_HEX)
+		DdlnImgSet("bytea_output", "hex");
+	if (!standard_conforming_strings)
+		DdlnImgSet("standard_conforming_strings", "on");
+	if (quote_all_identifiers)
+		DdlnImgSet("quote_all_identifiers", "off");
+	if (session_timezone == NULL ||
+		strcmp(pg_get_timezone_name(session_timezone), "UTC") != 0)
+		DdlnImgSet("timezone", "UTC");
+	return nestlevel;
+}
+
 /*
  * The image of relation "relid" as the catalogs say now, or NULL when it is
  * not a relation of the kinds that have images (or does not exist).  The
@@ -1008,13 +1060,7 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 		return NULL;
 	rel = relation_open(relid, AccessShareLock);
 
-	/*
-	 * Names as pg_dump prints them: qualified unless in pg_catalog, whatever
-	 * the DDL's search_path (ruleutils qualifies what it cannot see).
-	 */
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	nestlevel = DdlnImgOutputSettings();
 
 	img = palloc0(sizeof(DdlnImage));
 	img->relid = relid;
@@ -1398,9 +1444,7 @@ DdlnTypeImageDetails(Oid typid, char typtype)
 		ReleaseSysCache(tup);
 		return NULL;
 	}
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	nestlevel = DdlnImgOutputSettings();
 
 	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 	DdlnJsonKey(&st, "after");

@@ -3,7 +3,8 @@
  * statementkey.c
  *	  Which statement of its transaction an event belongs to, for a
  *	  consumer that replays statement texts: the "statement" key of every
- *	  event's details ({"id", "exact", "nested", "role", "search_path"}).
+ *	  event's details ({"id", "exact", "nested", "role", "search_path",
+ *	  "settings"}).
  *	  What users are told: docs/reference.md ("The payload"), docs/cdc.md.
  *
  * Rules kept here:
@@ -23,10 +24,14 @@
  *	 statement rolled back to a savepoint leaves a gap).  A frame whose
  *	 subtransaction aborts is dropped with it; the transaction's end drops
  *	 them all and starts the count again.
- * - "search_path" (as SHOW prints it) and "role" (current_user) are read
- *	 once, at the top-level frame's opening: what the statement's text
- *	 must be run under to mean the same.  No catalog read per event: the
- *	 role's name is one syscache look-up per statement.
+ * - "search_path" (as SHOW prints it), "role" (current_user) and
+ *	 "settings" (the settings that change what a statement's literals
+ *	 mean: DateStyle, IntervalStyle, TimeZone, standard_conforming_strings,
+ *	 ddln_text_settings) are read once, at the top-level frame's opening:
+ *	 what the statement's text must be run under to mean the same ('01-02-
+ *	 2016'::date is January 2nd or February 1st by DateStyle; 'a\\b' one
+ *	 backslash or two by standard_conforming_strings).  No catalog read per
+ *	 event: the role's name is one syscache look-up per statement.
  * - "exact" is the capture's verdict on this event's "query", given by the
  *	 caller (capture.c): true only if it is byte for byte the text the
  *	 parser read for this top-level statement (capture_query on, the
@@ -59,6 +64,7 @@
 #include "parser/parser.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
@@ -71,6 +77,12 @@ static List *frames = NIL;		/* in TopTransactionContext */
 static int64 statement_count = 0;	/* top-level statements begun this transaction */
 static char *statement_search_path = NULL;	/* in TopTransactionContext */
 static char *statement_role = NULL;
+
+/* the settings a statement's text is read under, as SHOW prints them */
+static const char *const ddln_text_settings[] = {
+	"DateStyle", "IntervalStyle", "TimeZone", "standard_conforming_strings"
+};
+static char *statement_settings[lengthof(ddln_text_settings)];
 static bool statement_whole = false;	/* the hook did not see it, and the
 										 * whole query string is it */
 static bool callbacks_registered = false;
@@ -86,6 +98,7 @@ DdlnStatementKeyXactCallback(XactEvent event, void *arg)
 		statement_count = 0;
 		statement_search_path = NULL;
 		statement_role = NULL;
+		memset(statement_settings, 0, sizeof(statement_settings));
 		statement_whole = false;
 	}
 }
@@ -181,6 +194,9 @@ DdlnStatementKeyStart(Node *parsetree)
 		statement_count++;
 		statement_search_path = pstrdup(namespace_search_path ? namespace_search_path : "");
 		statement_role = pstrdup(GetUserNameFromId(GetUserId(), false));
+		for (size_t i = 0; i < lengthof(ddln_text_settings); i++)
+			statement_settings[i] =
+				pstrdup(GetConfigOption(ddln_text_settings[i], false, false));
 	}
 	frames = lcons_int((int) GetCurrentSubTransactionId(), frames);
 	MemoryContextSwitchTo(old);
@@ -225,6 +241,11 @@ DdlnStatementKey(bool unchanged)
 	DdlnJsonKey(&st, "nested");
 	DdlnJsonBool(&st, nested);
 	DdlnJsonPair(&st, "search_path", statement_search_path);
+	DdlnJsonKey(&st, "settings");
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	for (size_t i = 0; i < lengthof(ddln_text_settings); i++)
+		DdlnJsonPair(&st, ddln_text_settings[i], statement_settings[i]);
+	DdlnJsonToken(&st, WJB_END_OBJECT);
 	DdlnJsonToken(&st, WJB_END_OBJECT);
 	return DdlnJsonbFinish(&st);
 }
