@@ -16,8 +16,9 @@
 --     rolled back leaves nothing; ddl_notify.capture_changes off records none
 --     of these keys.
 -- G15: the WAL message of an event is its row (walmsg.c): the same details.
--- Also: ADD CONSTRAINT ... USING INDEX names the index taken over, VALIDATE
--- CONSTRAINT and ALTER CONSTRAINT refresh "after" and say so in "changes",
+-- Also: ALTER INDEX RENAME of a table is the table's rename, ADD CONSTRAINT
+-- ... USING INDEX names the index taken over, VALIDATE CONSTRAINT and ALTER
+-- CONSTRAINT refresh "after" and say so in "changes",
 -- a partitioned table's index is "ON ONLY" only when made so, a foreign key
 -- to a partitioned table is one constraint (not PostgreSQL's clones);
 -- catches a definition reused from "before" after VALIDATE
@@ -309,6 +310,15 @@ SELECT trigger_event, object_type,
 FROM ddl_notify.event
 WHERE id > :last AND command_tag = 'ALTER TABLE' ORDER BY id;
 DROP TABLE img_fk, img_fkt, img_ui, img_pk;
+
+-- ALTER INDEX ... RENAME naming a table renames the table (as ALTER TABLE
+-- does): its event has "before", "after" and the rename (it had none, and
+-- a consumer stopped: "captured with capture_changes = off?")
+CREATE TABLE img_ai (a int);
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+ALTER INDEX img_ai RENAME TO img_ai2;
+SELECT * FROM pg_temp.ops(:last);
+DROP TABLE img_ai2;
 
 --
 -- Cleanup: the next file starts from scratch

@@ -13,7 +13,8 @@
  *	 CREATE OR REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
  *	 ddl_command_start, only for the relation the command names (an
  *	 index's: its table), after taking the lock the command itself will
- *	 take (on the index for ALTER INDEX RENAME, which locks nothing else),
+ *	 take (on the index for ALTER INDEX RENAME, which locks nothing else;
+ *	 ALTER INDEX RENAME of a table renames the table as ALTER TABLE does),
  *	 so that nothing changes it between the image and the command.  The
  *	 lock is taken only after the name resolved to a relation the user
  *	 owns: a user cannot make us wait on (or hold) a lock on a relation the
@@ -204,9 +205,20 @@ DdlnImageCommandStart(Node *parsetree)
 					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE ||
 					(type == OBJECT_TYPE && stmt->relation != NULL))
 					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
-				/* ALTER INDEX RENAME locks the index so (RenameRelation) */
 				else if (stmt->renameType == OBJECT_INDEX)
-					DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true);
+				{
+					/*
+					 * ALTER INDEX RENAME locks an index so (RenameRelation);
+					 * named a table, it renames the table, under the lock
+					 * ALTER TABLE RENAME takes
+					 */
+					Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+
+					if (OidIsValid(relid) && DdlnImageKind(get_rel_relkind(relid)))
+						DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+					else
+						DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true);
+				}
 				break;
 			}
 		case T_AlterObjectSchemaStmt:
