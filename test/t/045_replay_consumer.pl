@@ -35,6 +35,13 @@
 #   DROP INDEX CONCURRENTLY: applied without CONCURRENTLY, which cannot run
 #   in the copy's transaction (without_concurrently; before, the copy
 #   refused it and the consumer stopped);
+# - a text read under the source's DateStyle, TimeZone and
+#   standard_conforming_strings (details.statement.settings), and a function
+#   whose body names a table made after it (check_function_bodies off);
+# - shapes PostgreSQL's regression files have: a partition's own default, a
+#   CHECK dropped from a partitioned table (the partitions' copies go with
+#   it), a view whose query prints otherwise once made from its printed
+#   form (applied by its text), a composite type's attribute dropped;
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -44,7 +51,9 @@
 # accepted: capture_changes = off passes silently), replay_any_version.patch (the
 # format version is not checked: the version-1 event is "applied" as
 # nothing), replay_concurrently_kept.patch (a statement applied by its text
-# keeps CONCURRENTLY: the copy refuses it).
+# keeps CONCURRENTLY: the copy refuses it), replay_text_settings_ignored.patch
+# (the source's settings are not set for a text: the copy's date default is
+# January 2nd and the verification stops the consumer).
 
 use strict;
 use warnings FATAL => 'all';
@@ -282,6 +291,64 @@ is( $node->safe_psql('dst', q{SELECT string_agg(pg_get_indexdef(indexrelid), '; 
 	$node->safe_psql('src', q{SELECT string_agg(pg_get_indexdef(indexrelid), '; ') FROM pg_index
 			WHERE indrelid = 'public.uses'::regclass}),
 	'CONCURRENTLY: the copy has the source\'s indexes');
+$lsn = progress();
+
+# 7c. texts read under the source's settings (details.statement.settings):
+# ALTER TABLE ONLY goes by its text, and '01-02-2016' is February 1st under
+# DateStyle DMY, a timestamp without offset is in the source's TimeZone, a
+# backslash is itself only with standard_conforming_strings on; a function
+# whose body names a table its transaction makes later (check_function_bodies
+# off on the copy, as pg_dump's restores)
+$node->safe_psql('src', q{CREATE TABLE public.dated (d date, ts timestamptz, s text)});
+$node->safe_psql(
+	'src', q{
+SET datestyle = 'Postgres, DMY';
+SET timezone = 'Asia/Tokyo';
+SET standard_conforming_strings = off;
+SET escape_string_warning = off;
+ALTER TABLE ONLY public.dated ALTER COLUMN d SET DEFAULT '01-02-2016',
+	ALTER COLUMN ts SET DEFAULT '2016-02-01 09:00', ALTER COLUMN s SET DEFAULT 'a\\\\b';
+});
+$node->safe_psql(
+	'src', q{
+BEGIN;
+SET LOCAL check_function_bodies = off;
+CREATE FUNCTION public.later_n() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM public.later';
+CREATE TABLE public.later (n int);
+COMMIT;
+});
+($rc, $err) = consume();
+is($rc, 0, 'settings: applied and verified') or diag $err;
+is( $node->safe_psql('dst', q{SET timezone = 'UTC'; SELECT string_agg(pg_get_expr(adbin, adrelid), ' | ' ORDER BY adnum)
+			FROM pg_attrdef WHERE adrelid = 'public.dated'::regclass}),
+	q{'2016-02-01'::date | '2016-02-01 00:00:00+00'::timestamp with time zone | 'a\b'::text},
+	'settings: the copy\'s defaults mean what the source\'s do');
+$lsn = progress();
+
+# 7d. what PostgreSQL's regression files met: a partition's own default
+# and NOT NULL (PARTITION OF t (b DEFAULT 1)); a CHECK dropped from a
+# partitioned table, whose partitions' inherited copies go with it (their
+# own drop is refused); a view whose printed query prints otherwise once
+# made again from it (BETWEEN): made from its text; a composite type's
+# attribute dropped
+$node->safe_psql(
+	'src', q{
+CREATE TABLE public.parted (a text, b int NOT NULL DEFAULT 0, CONSTRAINT check_b CHECK (b >= 0)) PARTITION BY LIST (a);
+CREATE TABLE public.part_b PARTITION OF public.parted (b NOT NULL DEFAULT 1) FOR VALUES IN ('b');
+ALTER TABLE public.parted DROP CONSTRAINT check_b;
+CREATE VIEW public.between_v AS SELECT b FROM public.parted WHERE b BETWEEN 1 AND 2 AND a IS NOT NULL;
+CREATE TYPE public.comptype AS (r int, i int);
+ALTER TYPE public.comptype DROP ATTRIBUTE i;
+});
+($rc, $err) = consume();
+is($rc, 0, 'regression shapes: applied and verified') or diag $err;
+is( $node->safe_psql('dst', q{SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'public.part_b'::regclass}),
+	'1', 'regression shapes: the partition\'s own default');
+is( $node->safe_psql('dst', q{SELECT count(*) FROM pg_constraint WHERE conname = 'check_b'}),
+	'0', 'regression shapes: the partitioned table\'s CHECK gone with its partitions\' copies');
+is( $node->safe_psql('dst', q{SELECT pg_get_viewdef('public.between_v')}),
+	$node->safe_psql('src', q{SELECT pg_get_viewdef('public.between_v')}),
+	'regression shapes: the view prints as the source\'s');
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
