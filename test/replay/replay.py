@@ -34,6 +34,15 @@
 #              ddl_replay.progress moved to the source's current LSN) and
 #              the next step goes on from there.
 #
+# Roles: event triggers never see roles, and a copy in another cluster
+# gets them by other means (docs/cdc.md); here source and copy share a
+# cluster, and a regression file drops the roles it made before the
+# consumer runs.  So before each file's replay the harness makes again the
+# roles the file created (regress_* names in CREATE ROLE, USER or GROUP)
+# that no longer exist, NOLOGIN and without memberships or attributes, and
+# drops them after the step (roles_back): what needs more (a membership, a
+# database privilege) still stops.
+#
 # A step's outcome:
 #   equal     the consumer applied everything, the dumps are the same;
 #   stopped   the consumer stopped at an event with its message (exit 3):
@@ -284,9 +293,38 @@ class Harness:
                        timeout=180)
             except subprocess.TimeoutExpired:
                 self.say('   (%s: the file ran over 180 s; replaying what it did)' % name)
+            roles = self.roles_back(c, os.path.join(sqldir, name + '.sql'))
             outcome, detail, err = self.outcome(c, src, dst, slot, 'pgregress/' + name)
             self.record('pgregress', 'pgregress/' + name, outcome, detail, err, time.monotonic() - t0)
             self.drop_pair(c, src, dst, slot)
+            self.drop_roles(c, roles)
+
+    def roles_back(self, c, path):
+        """The roles the file made (CREATE ROLE, USER or GROUP) and dropped
+        again, made anew (NOLOGIN, no memberships, no attributes) for the
+        replay: roles are outside the event stream, and a copy's cluster
+        has its roles from elsewhere (pg_dumpall --roles-only); a file that
+        drops its roles before the consumer runs would otherwise stop it at
+        the first statement run as one.  Returns the names made."""
+        with open(path, errors='replace') as f:
+            text = f.read()
+        names = sorted(set(m.group(2) for m in re.finditer(
+            r'(?im)^\s*create\s+(?:role|user|group)\s+("?)(regress_[\w$]+)\1', text)))
+        made = []
+        for name in names:
+            if c.query('postgres', "SELECT count(*) FROM pg_roles WHERE rolname = '%s'" % name) == '0':
+                c.query('postgres', 'CREATE ROLE "%s" NOLOGIN' % name)
+                made.append(name)
+        return made
+
+    def drop_roles(self, c, roles):
+        """Drop the roles roles_back made (the pair they may own objects
+        in is dropped already)."""
+        for name in roles:
+            try:
+                c.query('postgres', 'DROP ROLE IF EXISTS "%s"' % name)
+            except RuntimeError as e:       # what it owns elsewhere: left, said
+                self.say('   (role %s kept: %s)' % (name, e))
 
     def corpus_pgregress(self):
         """Every file, spread over the clusters (--jobs; each its own
