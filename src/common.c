@@ -13,9 +13,10 @@
  *	 variables (ddl_notify.c defines the settings), the relation OIDs
  *	 (forgotten on any invalidation that may concern them), the statement
  *	 the utility hook is running (ddl_notify.c sets it, capture reads it
- *	 through DdlnCurrentStatementText()) and the handler call running now
+ *	 through DdlnCurrentStatementText()), the handler call running now
  *	 (deliver.c sets ddln_current_origin and ddln_current_chain, capture
- *	 reads them).
+ *	 reads them) and the numerics of small integers the jsonb trees point
+ *	 to (DdlnJvInt: values, never changed).
  * - DdlnInsertUnpublished() writes a row of the extension's tables as
  *	 PostgreSQL writes its catalogs, unseen by logical decoding (G0): capture
  *	 and counter.c's commit positions use it.  DdlnInsertRow() is the same
@@ -590,13 +591,39 @@ DdlnJvBool(JsonbValue *obj, const char *key, bool b)
 	DdlnJvAdd(obj, key, &v);
 }
 
+/*
+ * The numerics of 0 to DDLN_SMALL_INTS - 1 (attnums, mostly), made once per
+ * backend: a numeric is a value, the same bytes whoever made it, and a tree
+ * only points to it (serialising copies it).
+ */
+#define DDLN_SMALL_INTS 2048
+static Numeric *ddln_small_ints = NULL;
+
+static Numeric
+DdlnJvNumeric(int64 i)
+{
+	if (i < 0 || i >= DDLN_SMALL_INTS)
+		return int64_to_numeric(i);
+	if (ddln_small_ints == NULL)
+		ddln_small_ints = MemoryContextAllocZero(TopMemoryContext,
+												 sizeof(Numeric) * DDLN_SMALL_INTS);
+	if (ddln_small_ints[i] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		ddln_small_ints[i] = int64_to_numeric(i);
+		MemoryContextSwitchTo(old);
+	}
+	return ddln_small_ints[i];
+}
+
 void
 DdlnJvInt(JsonbValue *obj, const char *key, int64 i)
 {
 	JsonbValue	v;
 
 	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(i);
+	v.val.numeric = DdlnJvNumeric(i);
 	DdlnJvAdd(obj, key, &v);
 }
 
