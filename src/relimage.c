@@ -427,12 +427,51 @@ DdlnReusedDefinition(const DdlnImgPart *parts, int n, const DdlnImgPart *part)
 	return NULL;
 }
 
+/*
+ * The types already printed for the columns of one image, by type and
+ * typmod (most tables have a few types for many columns): format_type's
+ * text for the same type and typmod while the catalogs do not change.
+ */
+#define DDLN_TYPE_MEMO 8
+typedef struct DdlnTypeMemo
+{
+	int			n;
+	int			next;			/* the entry to replace when full */
+	Oid			type[DDLN_TYPE_MEMO];
+	int32		typmod[DDLN_TYPE_MEMO];
+	char	   *name[DDLN_TYPE_MEMO];
+} DdlnTypeMemo;
+
+static char *
+DdlnImageTypeNameMemo(DdlnTypeMemo *memo, Oid typid, int32 typmod)
+{
+	int			i;
+
+	for (i = 0; i < memo->n; i++)
+	{
+		if (memo->type[i] == typid && memo->typmod[i] == typmod)
+			return memo->name[i];
+	}
+	if (memo->n < DDLN_TYPE_MEMO)
+		i = memo->n++;
+	else
+	{
+		i = memo->next;
+		memo->next = (memo->next + 1) % DDLN_TYPE_MEMO;
+	}
+	memo->type[i] = typid;
+	memo->typmod[i] = typmod;
+	memo->name[i] = DdlnImageTypeName(typid, typmod);
+	return memo->name[i];
+}
+
 /* The columns of "rel", in attnum order, dropped ones left out. */
 static void
 DdlnImageReadColumns(DdlnImage *img, Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	char	  **defaults;
+	DdlnTypeMemo types;
 
 	/* defaults and generated expressions, by attnum */
 	defaults = palloc0(sizeof(char *) * (desc->natts + 1));
@@ -450,6 +489,7 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 		}
 	}
 
+	types.n = types.next = 0;
 	img->columns = palloc0(sizeof(DdlnImgColumn) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -461,7 +501,7 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 		col = &img->columns[img->ncolumns++];
 		col->name = pstrdup(NameStr(att->attname));
 		col->attnum = att->attnum;
-		col->type = DdlnImageTypeName(att->atttypid, att->atttypmod);
+		col->type = DdlnImageTypeNameMemo(&types, att->atttypid, att->atttypmod);
 		if (OidIsValid(att->attcollation) &&
 			att->attcollation != get_typcollation(att->atttypid))
 			col->collation = DdlnImageCollationName(att->attcollation);
