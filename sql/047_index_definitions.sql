@@ -15,8 +15,11 @@
 -- "before" learns from one scan of pg_attribute for all the indexes and
 -- "after" of a new index from its own rows;
 -- test/mutations/images_index_plain_any_options.patch),
--- and definitions reused from "before" without the check that nothing they
--- print changed (test/mutations/images_index_reused_unchecked.patch).
+-- definitions reused from "before" without the check that nothing they
+-- print changed (test/mutations/images_index_reused_unchecked.patch), and
+-- a default operator class remembered from an earlier statement after a
+-- class of its type was made or dropped (test/mutations/
+-- images_opclass_memo_kept.patch: the memo's invalidation dropped).
 --
 -- (quiet: whether it is there already depends on the files run before)
 SET client_min_messages = error;
@@ -95,6 +98,23 @@ ALTER TABLE idx_table ALTER COLUMN a TYPE bigint;
 SELECT count(*) AS indexes, bool_and(same) AS all_same FROM pg_temp.idx('public.idx_table');
 ALTER TABLE idx_table ADD PRIMARY KEY (a);
 SELECT * FROM pg_temp.idx('public.idx_table') WHERE NOT same OR name LIKE '%pkey';
+
+-- the default operator classes relimage.c remembers across statements
+-- (G2: "after" says what the relation is; the memo is forgotten on
+-- every change to pg_opclass, pg_cast or pg_type,
+-- test/mutations/images_opclass_memo_kept.patch): varchar's default btree
+-- class was text_ops (binary coercible) when the images above were read;
+-- a default class of varchar's own makes idx_v's text_ops printed, and
+-- dropping it makes it the default again, each in the next statement of
+-- this session
+CREATE OPERATOR CLASS idx_varchar_ops DEFAULT FOR TYPE varchar USING btree AS
+	OPERATOR 1 < (text, text), OPERATOR 2 <= (text, text), OPERATOR 3 = (text, text),
+	OPERATOR 4 >= (text, text), OPERATOR 5 > (text, text), FUNCTION 1 bttextcmp(text, text);
+ALTER TABLE idx_table ADD COLUMN extra2 int;
+SELECT * FROM pg_temp.idx('public.idx_table') WHERE NOT same OR name LIKE 'idx V%';
+DROP OPERATOR FAMILY idx_varchar_ops USING btree;
+ALTER TABLE idx_table ADD COLUMN extra3 int;
+SELECT * FROM pg_temp.idx('public.idx_table') WHERE NOT same OR name LIKE 'idx V%';
 
 DROP TABLE idx_table;
 DROP SCHEMA "Idx Schema" CASCADE;

@@ -57,9 +57,14 @@
  *	 of the same OID validated or made [NOT] DEFERRABLE is printed again.
  * - A plain index's definition (key columns only, default operator
  *	 classes, no expression, predicate, storage parameter, sort option or
- *	 own collation) is printed here as ruleutils prints it, with the
- *	 default operator classes looked up once per image; any other goes
+ *	 own collation) is printed here as ruleutils prints it; any other goes
  *	 through pg_get_indexdef.  sql/047_index_definitions compares the two.
+ * - The one thing kept from one statement to the next: the default
+ *	 operator class of a type and access method (DdlnDefaultOpclass),
+ *	 forgotten on every invalidation of pg_opclass, pg_cast or pg_type
+ *	 (catalog cache callbacks: ours, at the command's end or a rollback,
+ *	 and other backends', processed before each image is read).
+ *	 Everything else is read again for each image.
  * - What PostgreSQL makes and drops by itself is left out as pg_dump leaves
  *	 it out: a foreign key's clones (conparentid set).  A partitioned
  *	 table's valid index is printed without "ON ONLY" (pg_get_indexdef
@@ -131,6 +136,7 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -612,12 +618,22 @@ DdlnImageIndexDef(Oid indexid)
 }
 
 /*
- * Default operator classes already looked up while reading one image
- * (GetDefaultOpClass scans pg_opclass: the dearest part of an index's
- * definition), by column type and access method.  The catalogs do not
- * change while an image is read, so a remembered answer is the answer.
+ * Default operator classes already looked up (GetDefaultOpClass scans every
+ * operator class of the access method: the dearest part of an index's
+ * definition, about 110,000 instructions), by column type and access
+ * method, kept for the backend's life.  What the answer depends on is
+ * pg_opclass (which classes are default, for which type), pg_cast (which
+ * types are binary coercible) and pg_type (a domain's base type, a type's
+ * category); a change to any of them, ours (at the command's end, or
+ * undone by a rollback) or another backend's (before we lock anything
+ * after its commit, and before each image: DdlnOpclassMemoGet), reaches
+ * DdlnOpclassMemoForget through the catalog caches' invalidation, which
+ * forgets every answer (sql/047_index_definitions;
+ * test/mutations/images_opclass_memo_kept.patch).  An answer is kept only
+ * if no invalidation came while it was looked up (GetDefaultOpClass may
+ * process some).
  */
-#define DDLN_OPCLASS_MEMO 8
+#define DDLN_OPCLASS_MEMO 16
 typedef struct DdlnOpclassMemo
 {
 	int			n;
@@ -626,10 +642,44 @@ typedef struct DdlnOpclassMemo
 	Oid			opclass[DDLN_OPCLASS_MEMO];
 } DdlnOpclassMemo;
 
+static DdlnOpclassMemo ddln_opclass_memo;
+static uint64 ddln_opclass_invals = 0;
+static bool ddln_opclass_callbacks = false;
+
+static void
+DdlnOpclassMemoForget(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ddln_opclass_memo.n = 0;
+	ddln_opclass_invals++;
+}
+
+/*
+ * The backend's memo, its invalidation callbacks registered at first use,
+ * for one image: the invalidations other backends sent so far processed
+ * first (a statement whose locks its transaction holds already processes
+ * none by itself, where GetDefaultOpClass's own scan would see their
+ * commit).
+ */
+static DdlnOpclassMemo *
+DdlnOpclassMemoGet(void)
+{
+	if (!ddln_opclass_callbacks)
+	{
+		CacheRegisterSyscacheCallback(CLAOID, DdlnOpclassMemoForget, (Datum) 0);
+		CacheRegisterSyscacheCallback(CASTSOURCETARGET, DdlnOpclassMemoForget, (Datum) 0);
+		CacheRegisterSyscacheCallback(TYPEOID, DdlnOpclassMemoForget, (Datum) 0);
+		ddln_opclass_callbacks = true;
+		ddln_opclass_memo.n = 0;
+	}
+	AcceptInvalidationMessages();
+	return &ddln_opclass_memo;
+}
+
 static Oid
 DdlnDefaultOpclass(DdlnOpclassMemo *memo, Oid type, Oid am)
 {
 	Oid			opclass;
+	uint64		invals_before = ddln_opclass_invals;
 
 	for (int i = 0; i < memo->n; i++)
 	{
@@ -637,7 +687,7 @@ DdlnDefaultOpclass(DdlnOpclassMemo *memo, Oid type, Oid am)
 			return memo->opclass[i];
 	}
 	opclass = GetDefaultOpClass(type, am);
-	if (memo->n < DDLN_OPCLASS_MEMO)
+	if (memo->n < DDLN_OPCLASS_MEMO && ddln_opclass_invals == invals_before)
 	{
 		memo->type[memo->n] = type;
 		memo->am[memo->n] = am;
@@ -929,10 +979,9 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	itup;
-	DdlnOpclassMemo memo;
+	DdlnOpclassMemo *memo = DdlnOpclassMemoGet();
 	char	   *table = NULL;
 
-	memo.n = 0;
 	if (img->replident == REPLICA_IDENTITY_INDEX)
 		replident_index = RelationGetReplicaIndex(rel);
 	rows = palloc(sizeof(DdlnIndexRows) * allocated);
@@ -988,7 +1037,7 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 				table = quote_qualified_identifier(img->schema, img->name);
 			part->definition = DdlnImageIndexDefinition(rows[k].itup, RelationGetDescr(catrel),
 														ctup, RelationGetDescr(rel),
-														rows[k].options, table, &memo);
+														rows[k].options, table, memo);
 		}
 		if (rows[k].ctup == NULL)
 			ReleaseSysCache(ctup);
