@@ -764,10 +764,16 @@ DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDes
 	indoption = (int2vector *) DatumGetPointer(heap_getattr(itup, Anum_pg_index_indoption, idesc, &isnull));
 	initStringInfo(&buf);
 	if (plain)
-		appendStringInfo(&buf, "CREATE %sINDEX %s ON %s USING %s (",
-						 idx->indisunique ? "UNIQUE " : "",
-						 quote_identifier(NameStr(cls->relname)),
-						 table, quote_identifier(NameStr(((Form_pg_am) GETSTRUCT(atup))->amname)));
+	{
+		/* "CREATE [UNIQUE ]INDEX name ON table USING am (" (no format: cheaper) */
+		appendStringInfoString(&buf, idx->indisunique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ");
+		appendStringInfoString(&buf, quote_identifier(NameStr(cls->relname)));
+		appendStringInfoString(&buf, " ON ");
+		appendStringInfoString(&buf, table);
+		appendStringInfoString(&buf, " USING ");
+		appendStringInfoString(&buf, quote_identifier(NameStr(((Form_pg_am) GETSTRUCT(atup))->amname)));
+		appendStringInfoString(&buf, " (");
+	}
 	for (int keyno = 0; plain && keyno < idx->indnatts; keyno++)
 	{
 		AttrNumber	attnum = idx->indkey.values[keyno];
@@ -792,7 +798,7 @@ DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDes
 									   indoption->values[keyno], memo);
 	}
 	if (plain)
-		appendStringInfo(&buf, ")%s", idx->indnullsnotdistinct ? " NULLS NOT DISTINCT" : "");
+		appendStringInfoString(&buf, idx->indnullsnotdistinct ? ") NULLS NOT DISTINCT" : ")");
 	if (HeapTupleIsValid(atup))
 		ReleaseSysCache(atup);
 	return plain ? buf.data : NULL;
