@@ -237,7 +237,7 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 	const char *add_op = indexes ? "add index" : "add constraint";
 	const DdlnImgPart **bp_oid = DdlnPartsByOid(bp, bn);
 	const DdlnImgPart **ap_oid = DdlnPartsByOid(ap, an);
-	const DdlnImgPart **bi_oid = indexes ? NULL : DdlnPartsByOid(b->indexes, b->nindexes);
+	const DdlnImgPart **bi_oid = NULL;	/* b's indexes by OID, when needed */
 
 	/* renames: in the new name order */
 	for (int i = 0; i < an; i++)
@@ -296,7 +296,11 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 			 * index the table had (and gave it its name)
 			 */
 			if (!indexes && OidIsValid(ap[i].indexid))
+			{
+				if (bi_oid == NULL)
+					bi_oid = DdlnPartsByOid(b->indexes, b->nindexes);
 				taken = DdlnFindPart(b->indexes, bi_oid, b->nindexes, NULL, ap[i].indexid);
+			}
 			if (taken && taken->constraint == NULL)
 				DdlnJsonPair(st, "using_index", taken->name);
 			DdlnJsonToken(st, WJB_END_OBJECT);
