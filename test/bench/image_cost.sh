@@ -29,7 +29,9 @@
 # Environment: IC_SHAPES (default "10:1 10:50 100:50 500:50"), IC_N1
 # (default 2), IC_N2 (default 8), IC_SCHEMA_TABLES, BENCH_KEEP=1,
 # IC_PROFILE=1 (the top functions of each shape's ADD COLUMN session with
-# images off and on, by exclusive instructions).
+# images off and on, by exclusive instructions; with BENCH_KEEP=1 too, that
+# session's callgrind output stays as BENCH_TMP/profile.SHAPE.DB.out, for
+# callgrind_annotate --inclusive=yes --tree=calling).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -128,6 +130,9 @@ for shape in $SHAPES; do
 			printf '\n-- %s, ADD COLUMN, %s: top functions by exclusive Ir (%d statements)\n' "$shape" "$db" "$((N2 - N1))"
 			callgrind_annotate --auto=no --threshold=100 "$a2" 2>/dev/null |
 				awk '/^ *[0-9,]+ \( *[0-9.]+%\)  / && !/PROGRAM TOTALS/' | head -n 20 || true
+			if [[ ${BENCH_KEEP:-0} == 1 ]]; then
+				cp "$a2" "$BENCH_TMP/profile.${shape/:/x}.$db.out"
+			fi
 		fi
 		IR[$shape.create_index.$db]=$(marginal "$(cg_session C "$CG" "$db" "$BENCH_TMP/i1.sql")" \
 			"$(cg_session C "$CG" "$db" "$BENCH_TMP/i2.sql")")
