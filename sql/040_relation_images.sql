@@ -16,7 +16,9 @@
 --     rolled back leaves nothing; ddl_notify.capture_changes off records none
 --     of these keys.
 -- G15: the WAL message of an event is its row (walmsg.c): the same details.
--- Also: ALTER INDEX RENAME of a table is the table's rename, ADD CONSTRAINT
+-- Also: an invalid index is in no image (but a partitioned table's: the
+-- replica identity's made ON ONLY), ALTER INDEX RENAME of a table is the
+-- table's rename, ADD CONSTRAINT
 -- ... USING INDEX names the index taken over, VALIDATE CONSTRAINT and ALTER
 -- CONSTRAINT refresh "after" and say so in "changes",
 -- a partitioned table's index is "ON ONLY" only when made so, a foreign key
@@ -319,6 +321,27 @@ SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
 ALTER INDEX img_ai RENAME TO img_ai2;
 SELECT * FROM pg_temp.ops(:last);
 DROP TABLE img_ai2;
+
+-- an invalid index (a failed CREATE INDEX CONCURRENTLY's, which recorded
+-- nothing) is in no image, as pg_dump leaves it out; a partitioned table's
+-- replica identity index made ON ONLY (invalid until its partitions have
+-- theirs) is named, as pg_index marks it
+CREATE TABLE img_inv (a int);
+INSERT INTO img_inv VALUES (1), (1);
+CREATE UNIQUE INDEX CONCURRENTLY img_inv_u ON img_inv (a);
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+ALTER TABLE img_inv ADD COLUMN b int;
+SELECT jsonb_array_length(details->'after'->'indexes') AS indexes FROM ddl_notify.event
+WHERE id > :last AND object_identity = 'public.img_inv';
+DROP TABLE img_inv;
+CREATE TABLE img_ri (id int NOT NULL) PARTITION BY LIST (id);
+CREATE TABLE img_ri_1 PARTITION OF img_ri FOR VALUES IN (1);
+ALTER TABLE ONLY img_ri ADD CONSTRAINT img_ri_pkey PRIMARY KEY (id);
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+ALTER TABLE ONLY img_ri REPLICA IDENTITY USING INDEX img_ri_pkey;
+SELECT details->'after'->>'replica_identity' AS ri, details->'after'->>'replica_identity_index' AS ri_index
+FROM ddl_notify.event WHERE id > :last AND object_identity = 'public.img_ri';
+DROP TABLE img_ri;
 
 --
 -- Cleanup: the next file starts from scratch

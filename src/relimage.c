@@ -66,7 +66,10 @@
  *	 and other backends', processed before each image is read).
  *	 Everything else is read again for each image.
  * - What PostgreSQL makes and drops by itself is left out as pg_dump leaves
- *	 it out: a foreign key's clones (conparentid set).  A partitioned
+ *	 it out: a foreign key's clones (conparentid set); an invalid index (a
+ *	 failed CREATE INDEX CONCURRENTLY's), but for a partitioned table's.
+ *	 The replica identity's index is the one pg_index marks, as pg_dump
+ *	 reads it.  A partitioned
  *	 table's valid index is printed without "ON ONLY" (pg_get_indexdef
  *	 prints it always): it made its partitions' indexes.
  * - A view's query is read through DdlnTryQuietly (an error of ruleutils
@@ -968,8 +971,8 @@ DdlnReadIndexRows(DdlnIndexRows *rows, int n, bool options)
 /*
  * The indexes of "rel", by name, each with the constraint it implements
  * (read the constraints first), and the replica identity's index.  Their
- * pg_index rows come from one scan of pg_index by table (the rows
- * RelationGetIndexList lists: those of live indexes), their pg_class rows
+ * pg_index rows come from one scan of pg_index by table (those of live
+ * indexes, and valid ones as pg_dump reads them), their pg_class rows
  * from one scan too, and unless "like" stands for their definitions
  * ("reuse": an "after" whose "before" printed them) their pg_attribute
  * rows also (DdlnReadIndexRows).
@@ -988,8 +991,6 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 	DdlnOpclassMemo *memo = DdlnOpclassMemoGet();
 	char	   *table = NULL;
 
-	if (img->replident == REPLICA_IDENTITY_INDEX)
-		replident_index = RelationGetReplicaIndex(rel);
 	rows = palloc(sizeof(DdlnIndexRows) * allocated);
 	catrel = table_open(IndexRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber, F_OIDEQ,
@@ -1002,6 +1003,18 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		/* an index being dropped (RelationGetIndexList leaves it out too) */
 		if (!index->indislive)
 			continue;
+
+		/*
+		 * An invalid index, as pg_dump leaves it out: what a failed CREATE
+		 * INDEX CONCURRENTLY or REINDEX CONCURRENTLY left, whose statement
+		 * recorded no event.  A partitioned table's is kept: made ON ONLY,
+		 * it is invalid until each partition has one attached.
+		 */
+		if (!index->indisvalid && img->relkind != RELKIND_PARTITIONED_TABLE)
+			continue;
+		/* the replica identity's, as pg_dump reads it (not the relcache's) */
+		if (index->indisreplident && img->replident == REPLICA_IDENTITY_INDEX)
+			replident_index = index->indexrelid;
 		if (n == allocated)
 		{
 			allocated *= 2;
