@@ -519,7 +519,8 @@ CREATE TABLE ddl_notify.ddl_outbox (
 	statement		text,
 	objects			jsonb NOT NULL,
 	created_at		timestamptz NOT NULL,
-	action			text NOT NULL CHECK (action IN ('statement', 'create without data', 'check'))
+	action			text NOT NULL CHECK (action IN ('statement', 'create without data', 'check')),
+	settings		jsonb NOT NULL DEFAULT '{}'
 );
 COMMENT ON TABLE ddl_notify.ddl_outbox IS
 	'one row per replicated DDL statement, for logical replication to carry; emptied by the worker';
@@ -527,6 +528,8 @@ COMMENT ON COLUMN ddl_notify.ddl_outbox.origin IS
 	'system identifier of the cluster where the statement first ran';
 COMMENT ON COLUMN ddl_notify.ddl_outbox.statement IS
 	'the statement''s text; NULL when it held a secret (docs/redaction.md), which stops applying';
+COMMENT ON COLUMN ddl_notify.ddl_outbox.settings IS
+	'DateStyle, IntervalStyle, TimeZone and standard_conforming_strings as the statement ran under them, set again to run it';
 COMMENT ON COLUMN ddl_notify.ddl_outbox.action IS
 	'statement: run it, then check; create without data: a CREATE TABLE AS or SELECT INTO, written before its rows, run WITH NO DATA; check: its images only, after those rows';
 

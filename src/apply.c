@@ -29,7 +29,9 @@
  *	 the role that called apply_ddl() has that role's privileges; a role
  *	 missing here stops applying.  So a role on the publisher can make the
  *	 subscriber do what the role of its name may do here, and nothing more.
- *	 The search_path is the publisher's, set for the statement alone.
+ *	 The search_path is the publisher's, set for the statement alone, and
+ *	 so are the settings that change what its literals mean (DateStyle,
+ *	 TimeZone, ...: common.c), taken by name from the row.
  * - Checked: after the statement, each relation with an "after" image in
  *	 the row is read here with relimage.c's own reader and compared
  *	 (ddl_notify.image_difference(), in SQL: what the publisher defines must
@@ -138,6 +140,7 @@ typedef struct DdlnOutboxRow
 	Jsonb	   *objects;
 	TimestampTz created_at;
 	char	   *action;			/* statement, create without data, check */
+	Jsonb	   *settings;		/* what its literals are read under */
 } DdlnOutboxRow;
 
 /* One element of the row's objects, for the check. */
@@ -254,8 +257,8 @@ DdlnApplyGetError(Oid subid, DdlnApplyError *out)
 static void
 DdlnApplyReadRow(HeapTuple tup, TupleDesc desc, DdlnOutboxRow *row)
 {
-	Datum		v[11];
-	bool		n[11];
+	Datum		v[12];
+	bool		n[12];
 
 	heap_deform_tuple(tup, desc, v, n);
 	row->id = DatumGetInt64(v[0]);
@@ -269,6 +272,34 @@ DdlnApplyReadRow(HeapTuple tup, TupleDesc desc, DdlnOutboxRow *row)
 	row->objects = DatumGetJsonbPCopy(v[8]);
 	row->created_at = DatumGetTimestampTz(v[9]);
 	row->action = TextDatumGetCString(v[10]);
+	row->settings = DatumGetJsonbPCopy(v[11]);
+}
+
+/*
+ * Set, in the current GUC nest level, the row's settings that change what
+ * its statement's literals mean (common.c's ddln_text_settings), by name:
+ * any other key the publisher sent is not looked at, and a value
+ * PostgreSQL refuses is an error that stops applying.
+ */
+static void
+DdlnApplySettings(const DdlnOutboxRow *row)
+{
+	for (int i = 0; i < DDLN_TEXT_SETTINGS; i++)
+	{
+		JsonbValue	key;
+		JsonbValue *v;
+		char	   *value;
+
+		key.type = jbvString;
+		key.val.string.val = (char *) ddln_text_settings[i];
+		key.val.string.len = strlen(ddln_text_settings[i]);
+		v = findJsonbValueFromContainer(&row->settings->root, JB_FOBJECT, &key);
+		if (v == NULL || v->type != jbvString)
+			continue;
+		value = pnstrdup(v->val.string.val, v->val.string.len);
+		(void) set_config_option(ddln_text_settings[i], value, PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	}
 }
 
 /* Is one of the row's publications one the subscription subscribes to? */
@@ -443,7 +474,7 @@ DdlnApplyCreateWithoutData(const char *stmt)
 									InvalidXLogRecPtr);
 }
 
-/* Run the row's statement as its role, with its search_path. */
+/* Run the row's statement as its role, with its search_path and settings. */
 static void
 DdlnApplyRun(const DdlnOutboxRow *row, Oid applier)
 {
@@ -486,6 +517,7 @@ DdlnApplyRun(const DdlnOutboxRow *row, Oid applier)
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", row->search_path, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+	DdlnApplySettings(row);
 	ddln_apply_origin.origin = row->origin;
 	ddln_apply_origin.origin_id = row->origin_id;
 	ddln_apply_origin.set = true;

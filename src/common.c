@@ -513,6 +513,31 @@ DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value)
 }
 
 /*
+ * The settings that change what a statement's literals mean, which a
+ * statement's text must be run under elsewhere to mean the same:
+ * '01-02-2016'::date is January 2nd or February 1st by DateStyle, a
+ * timestamp without an offset is in TimeZone, 'a\b' holds one backslash or
+ * none by standard_conforming_strings.  The event's "statement" key
+ * (statementkey.c) and the replicated row (outbox.c) carry them.
+ */
+const char *const ddln_text_settings[DDLN_TEXT_SETTINGS] = {
+	"DateStyle", "IntervalStyle", "TimeZone", "standard_conforming_strings"
+};
+
+/*
+ * The pairs of the text settings, into an object the caller opened: each
+ * with its value from "values" (in ddln_text_settings' order), or, with
+ * "values" NULL, as SHOW prints it now.
+ */
+void
+DdlnJsonTextSettings(DdlnJsonbState *st, char *const *values)
+{
+	for (int i = 0; i < DDLN_TEXT_SETTINGS; i++)
+		DdlnJsonPair(st, ddln_text_settings[i],
+					 values ? values[i] : GetConfigOption(ddln_text_settings[i], false, false));
+}
+
+/*
  * A jsonb value built directly as the tree JsonbValueToJsonb serialises,
  * without pushJsonbValue (a push per key and value, and a sort of each
  * object's keys as it closes: most of the cost of writing a large image).

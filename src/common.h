@@ -192,6 +192,10 @@ extern void DdlnJsonInt(DdlnJsonbState *st, int64 i);
 extern void DdlnJsonToken(DdlnJsonbState *st, JsonbIteratorToken what);
 extern void DdlnJsonPair(DdlnJsonbState *st, const char *key, const char *value);
 extern Jsonb *DdlnDetailsWith(Jsonb *details, Jsonb *more);
+/* common.c: the settings a statement's text is read under (by name) */
+#define DDLN_TEXT_SETTINGS 4
+extern const char *const ddln_text_settings[DDLN_TEXT_SETTINGS];
+extern void DdlnJsonTextSettings(DdlnJsonbState *st, char *const *values);
 /* common.c: a jsonb value built directly, without pushes (JsonbValueToJsonb) */
 extern JsonbValue *DdlnJvObject(int maxpairs);
 extern JsonbValue *DdlnJvArray(int maxelems);

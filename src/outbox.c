@@ -36,7 +36,8 @@
  *	 statement in which redaction finds a secret (a user mapping's
  *	 password) is written with statement NULL, and stops the subscriber
  *	 visibly instead of replicating the secret or a changed text.  The
- *	 search_path it ran under and the role it ran as go with it.
+ *	 search_path it ran under, the role it ran as and the settings that
+ *	 change what its literals mean (common.c) go with it.
  * - CREATE TABLE AS and SELECT INTO write their rows before their
  *	 ddl_command_end, so they write two outbox rows: at ddl_command_start
  *	 the statement, which the subscriber runs WITH NO DATA so that the rows
@@ -124,7 +125,7 @@ static List *frames = NIL;		/* innermost first, in TopTransactionContext */
 static void DdlnOutboxCreateFirst(DdlnOutboxFrame *f, CreateTableAsStmt *stmt);
 static bool callbacks_registered = false;
 
-#define DDLN_OUTBOX_NATTS 11
+#define DDLN_OUTBOX_NATTS 12
 
 static void
 DdlnOutboxXactCallback(XactEvent event, void *arg)
@@ -422,6 +423,17 @@ DdlnOutboxCovers(DdlnOutboxFrame *f, const char *name)
 	return false;
 }
 
+/* The settings the statement's text is read under (common.c), as now. */
+static Jsonb *
+DdlnOutboxSettings(void)
+{
+	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
+
+	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
+	DdlnJsonTextSettings(&st, NULL);
+	return DdlnJsonbFinish(&st);
+}
+
 /* The search_path in force, as a list of quoted schema names. */
 static char *
 DdlnOutboxSearchPath(void)
@@ -502,6 +514,7 @@ DdlnOutboxWrite(DdlnOutboxFrame *f, int64 id, const char *tag, List *pubs,
 	values[8] = DirectFunctionCall1(jsonb_in, CStringGetDatum(objects.data));
 	values[9] = TimestampTzGetDatum(GetCurrentStatementStartTimestamp());
 	values[10] = CStringGetTextDatum(action);
+	values[11] = JsonbPGetDatum(DdlnOutboxSettings());
 
 	rel = table_open(relid, RowExclusiveLock);
 	indstate = CatalogOpenIndexes(rel);

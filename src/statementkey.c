@@ -26,12 +26,11 @@
  *	 them all and starts the count again.
  * - "search_path" (as SHOW prints it), "role" (current_user) and
  *	 "settings" (the settings that change what a statement's literals
- *	 mean: DateStyle, IntervalStyle, TimeZone, standard_conforming_strings,
- *	 ddln_text_settings) are read once, at the top-level frame's opening:
- *	 what the statement's text must be run under to mean the same ('01-02-
- *	 2016'::date is January 2nd or February 1st by DateStyle; 'a\\b' one
- *	 backslash or two by standard_conforming_strings).  No catalog read per
- *	 event: the role's name is one syscache look-up per statement.
+ *	 mean: DateStyle, IntervalStyle, TimeZone, standard_conforming_strings;
+ *	 common.c's ddln_text_settings) are read once, at the top-level
+ *	 frame's opening: what the statement's text must be run under to mean
+ *	 the same.  No catalog read per event: the role's name is one syscache
+ *	 look-up per statement.
  * - "exact" is the capture's verdict on this event's "query", given by the
  *	 caller (capture.c): true only if it is byte for byte the text the
  *	 parser read for this top-level statement (capture_query on, the
@@ -78,11 +77,8 @@ static int64 statement_count = 0;	/* top-level statements begun this transaction
 static char *statement_search_path = NULL;	/* in TopTransactionContext */
 static char *statement_role = NULL;
 
-/* the settings a statement's text is read under, as SHOW prints them */
-static const char *const ddln_text_settings[] = {
-	"DateStyle", "IntervalStyle", "TimeZone", "standard_conforming_strings"
-};
-static char *statement_settings[lengthof(ddln_text_settings)];
+/* the settings its text is read under (common.c), as SHOW printed them */
+static char *statement_settings[DDLN_TEXT_SETTINGS];
 static bool statement_whole = false;	/* the hook did not see it, and the
 										 * whole query string is it */
 static bool callbacks_registered = false;
@@ -194,7 +190,7 @@ DdlnStatementKeyStart(Node *parsetree)
 		statement_count++;
 		statement_search_path = pstrdup(namespace_search_path ? namespace_search_path : "");
 		statement_role = pstrdup(GetUserNameFromId(GetUserId(), false));
-		for (size_t i = 0; i < lengthof(ddln_text_settings); i++)
+		for (int i = 0; i < DDLN_TEXT_SETTINGS; i++)
 			statement_settings[i] =
 				pstrdup(GetConfigOption(ddln_text_settings[i], false, false));
 	}
@@ -243,8 +239,7 @@ DdlnStatementKey(bool unchanged)
 	DdlnJsonPair(&st, "search_path", statement_search_path);
 	DdlnJsonKey(&st, "settings");
 	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
-	for (size_t i = 0; i < lengthof(ddln_text_settings); i++)
-		DdlnJsonPair(&st, ddln_text_settings[i], statement_settings[i]);
+	DdlnJsonTextSettings(&st, statement_settings);
 	DdlnJsonToken(&st, WJB_END_OBJECT);
 	DdlnJsonToken(&st, WJB_END_OBJECT);
 	return DdlnJsonbFinish(&st);

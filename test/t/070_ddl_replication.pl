@@ -15,6 +15,12 @@
 #     column"); a new table not made part of the subscription (its rows are
 #     skipped: count 0); CREATE TABLE AS written only at its end (the apply
 #     worker stops on "target relation does not exist").
+# G16 a statement is run under the publisher's DateStyle, TimeZone and
+#     standard_conforming_strings (ddl_outbox.settings): its literals mean
+#     what they meant there.
+#     Catches: the settings not set (replication_settings_ignored mutation:
+#     the default '01-02-2016' is January 2nd here, the image check stops
+#     applying).
 # G16 CREATE INDEX CONCURRENTLY is applied (without CONCURRENTLY, which
 #     cannot run in the apply worker's transaction).
 #     Catches: the frame lost when CONCURRENTLY commits its first
@@ -180,6 +186,23 @@ is($sub->safe_psql('postgres', "SELECT count(*) FROM pg_indexes WHERE indexname 
 	'CREATE INDEX CONCURRENTLY applied');
 is($sub->safe_psql('postgres', "SELECT state || ' ' || applied FROM ddl_notify.ddl_apply_status"),
 	'applying 7', 'ddl_apply_status: seven statements applied (CREATE TABLE AS and SELECT INTO are two rows each)');
+
+# the publisher's settings: a statement run under DateStyle DMY, another
+# TimeZone and standard_conforming_strings off means here what it meant there
+$pub->safe_psql('postgres', q{
+SET datestyle = 'Postgres, DMY';
+SET timezone = 'Asia/Tokyo';
+SET standard_conforming_strings = off;
+SET escape_string_warning = off;
+CREATE TABLE public.dated (id int PRIMARY KEY, d date DEFAULT '01-02-2016',
+	ts timestamptz DEFAULT '2016-02-01 09:00', s text DEFAULT 'a\\\\b');
+});
+caught_up('sub');
+is( $sub->safe_psql('postgres', q{SET timezone = 'UTC';
+		SELECT string_agg(pg_get_expr(adbin, adrelid), ' | ' ORDER BY adnum) FROM pg_attrdef
+		WHERE adrelid = 'public.dated'::regclass}),
+	q{'2016-02-01'::date | '2016-02-01 00:00:00+00'::timestamp with time zone | 'a\\b'::text},
+	'a statement runs under the publisher\'s DateStyle, TimeZone and standard_conforming_strings');
 
 # the bookkeeping stays on its side
 is($sub->safe_psql('postgres', 'SELECT count(*) FROM ddl_notify.subscriber'), '0',
