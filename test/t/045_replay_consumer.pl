@@ -41,7 +41,9 @@
 # - shapes PostgreSQL's regression files have: a partition's own default, a
 #   CHECK dropped from a partitioned table (the partitions' copies go with
 #   it), a view whose query prints otherwise once made from its printed
-#   form (applied by its text), a composite type's attribute dropped;
+#   form (applied by its text), a composite type's attribute dropped and
+#   one added CASCADE to its typed table, a domain and a serial column's
+#   sequence made as another role (owned by it on the copy too);
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -339,6 +341,12 @@ ALTER TABLE public.parted DROP CONSTRAINT check_b;
 CREATE VIEW public.between_v AS SELECT b FROM public.parted WHERE b BETWEEN 1 AND 2 AND a IS NOT NULL;
 CREATE TYPE public.comptype AS (r int, i int);
 ALTER TYPE public.comptype DROP ATTRIBUTE i;
+CREATE TABLE public.typed OF public.comptype;
+ALTER TYPE public.comptype ADD ATTRIBUTE j int CASCADE;
+SET ROLE replay_owner;
+CREATE DOMAIN lib.posint AS int CHECK (VALUE > 0);
+CREATE TABLE lib.owned (id serial);
+RESET ROLE;
 });
 ($rc, $err) = consume();
 is($rc, 0, 'regression shapes: applied and verified') or diag $err;
@@ -349,6 +357,12 @@ is( $node->safe_psql('dst', q{SELECT count(*) FROM pg_constraint WHERE conname =
 is( $node->safe_psql('dst', q{SELECT pg_get_viewdef('public.between_v')}),
 	$node->safe_psql('src', q{SELECT pg_get_viewdef('public.between_v')}),
 	'regression shapes: the view prints as the source\'s');
+is( $node->safe_psql('dst', q{SELECT string_agg(a.attname, ',' ORDER BY attnum) FROM pg_attribute a
+			WHERE attrelid = 'public.typed'::regclass AND attnum > 0 AND NOT attisdropped}),
+	'r,j', 'regression shapes: a typed table follows its type\'s ADD ATTRIBUTE ... CASCADE');
+is( $node->safe_psql('dst', q{SELECT pg_get_userbyid(t.typowner), pg_get_userbyid(c.relowner)
+			FROM pg_type t, pg_class c WHERE t.oid = 'lib.posint'::regtype AND c.oid = 'lib.owned_id_seq'::regclass}),
+	'replay_owner|replay_owner', 'regression shapes: a domain and a serial column\'s sequence owned by the statement\'s role');
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
