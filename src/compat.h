@@ -68,6 +68,39 @@
 #endif
 
 /*
+ * A column's statistics target (ALTER TABLE ... ALTER COLUMN ... SET
+ * STATISTICS), -1 for the default: up to 16 pg_attribute.attstattarget is
+ * an int4 of the tuple descriptor's fixed part, -1 by default; 17 made it a
+ * nullable int2 outside the fixed part (NULL by default, SET STATISTICS -1
+ * or DEFAULT stores NULL), read from the column's catalog row then.
+ */
+#if PG_VERSION_NUM >= 170000
+#include "utils/syscache.h"
+
+static inline int
+DdlnAttStatTarget(Oid relid, Form_pg_attribute att)
+{
+	HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+									  Int16GetDatum(att->attnum));
+	int			target = -1;
+
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = SysCacheGetAttr(ATTNUM, tup, Anum_pg_attribute_attstattarget,
+										&isnull);
+
+		if (!isnull)
+			target = DatumGetInt16(d);
+		ReleaseSysCache(tup);
+	}
+	return target;
+}
+#else
+#define DdlnAttStatTarget(relid, att)	((int) (att)->attstattarget)
+#endif
+
+/*
  * Permission checks on a function and on a schema: 16 replaced
  * pg_proc_aclcheck() and pg_namespace_aclcheck() by object_aclcheck() with a
  * catalog id (utils/acl.h; the ids are in catalog/pg_proc.h and

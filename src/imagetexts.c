@@ -144,6 +144,9 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(COLUMN, "collation"),
 	TEXT(COLUMN, "generated"),
 	KEEP(COLUMN, "inherited"),	/* only inherited: a flag */
+	KEEP(COLUMN, "storage"),	/* STORAGE: a keyword */
+	KEEP(COLUMN, "compression"),	/* COMPRESSION: a method's name */
+	KEEP(COLUMN, "statistics"),	/* SET STATISTICS: a number */
 
 	/* a constraint or an index */
 	KEEP(PART, "name"),
@@ -151,8 +154,12 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(PART, "constraint"),
 	TEXT(PART, "definition"),
 	KEEP(PART, "inherited"),	/* a constraint only inherited: a flag */
+	KEEP(PART, "clustered"),	/* an index: CLUSTER ON, a flag */
 
-	/* a partition's partitioned table, an INHERITS parent, a table's type */
+	/*
+	 * a partition's partitioned table, an INHERITS parent, a table's type, a
+	 * partition attached or detached
+	 */
 	KEEP(PARENT, "schema"),
 	KEEP(PARENT, "name"),
 
@@ -175,6 +182,8 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(CHANGE, "using_index"),	/* add constraint: the index it took over */
 	KEEP(CHANGE, "deferrable"),	/* alter constraint */
 	KEEP(CHANGE, "deferred"),
+	NESTED(CHANGE, "partition", PARENT),	/* attach, detach partition: names */
+	TEXT(CHANGE, "bound"),		/* attach partition: FOR VALUES ... */
 	/* old and new are names, types or kinds for these ops ... */
 	OP_KEEP("rename"),
 	OP_KEEP("set schema"),
@@ -191,6 +200,11 @@ static const DdlnImgKey ddln_image_keys[] = {
 	OP_KEEP("set reloptions"),
 	OP_KEEP("set inherits"),	/* parents' names */
 	OP_KEEP("set of type"),		/* a type's name */
+	OP_KEEP("set storage"),		/* keywords */
+	OP_KEEP("set compression"),	/* a method's name, or null */
+	OP_KEEP("set statistics"),	/* numbers, or null */
+	OP_KEEP("set index reloptions"),	/* storage parameters, as
+										 * "set reloptions" */
 	/* ... and texts for these (and for any op not listed) */
 	TEXT(CHANGE, "old"),		/* set default, drop default, set
 								 * expression, drop expression, set

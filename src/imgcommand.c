@@ -10,11 +10,13 @@
  * - With ddl_notify.capture_changes off nothing here runs: no image is
  *	 read, no lock taken, no key written.
  * - "before" of ALTER TABLE, ALTER SEQUENCE, RENAME, ALTER ... SET SCHEMA,
- *	 CREATE OR REPLACE VIEW, CREATE INDEX and ALTER INDEX RENAME is read at
- *	 ddl_command_start, only for the relation the command names (an
- *	 index's: its table), after taking the lock the command itself will
- *	 take (on the index for ALTER INDEX RENAME, which locks nothing else;
- *	 ALTER INDEX RENAME of a table renames the table as ALTER TABLE does),
+ *	 CREATE OR REPLACE VIEW, CREATE INDEX, ALTER INDEX and ALTER INDEX
+ *	 RENAME is read at ddl_command_start, only for the relation the
+ *	 command names (an index's: its table), after taking the lock the
+ *	 command itself will take (on the index for ALTER INDEX, which locks
+ *	 nothing else; ALTER INDEX RENAME of a table renames the table as ALTER
+ *	 TABLE does), and for the partition an ALTER TABLE ... ATTACH or
+ *	 DETACH PARTITION names (not CONCURRENTLY, which commits on its way),
  *	 so that nothing changes it between the image and the command.  The
  *	 lock is taken only after the name resolved to a relation the user
  *	 owns: a user cannot make us wait on (or hold) a lock on a relation the
@@ -66,6 +68,8 @@ static MemoryContext pending_cxt = NULL;
 static List *pending = NIL;		/* of DdlnImage * */
 static List *given = NIL;		/* relations whose images a row of the
 								 * command carries already */
+static List *partitions = NIL;	/* "before" of the partitions an ALTER
+								 * TABLE ... ATTACH / DETACH PARTITION names */
 
 static bool xact_callback_registered = false;
 
@@ -84,6 +88,7 @@ DdlnImageXactCallback(XactEvent event, void *arg)
 			pending_cxt = NULL;
 			pending = NIL;
 			given = NIL;
+			partitions = NIL;
 			break;
 		default:
 			break;
@@ -104,12 +109,12 @@ DdlnImageRegisterCallback(void)
 
 /*
  * Read the image of the relation "rv" names, after taking "lockmode" on it
- * (the lock the command will take), and keep it for ddl_command_end.  With
- * "index", rv names an index (ALTER INDEX RENAME): the index is locked,
- * the image is its table's.
+ * (the lock the command will take), and keep it for ddl_command_end in
+ * "*into" (pending, or partitions).  With "index", rv names an index (ALTER
+ * INDEX): the index is locked, the image is its table's.
  */
 static void
-DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index)
+DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index, List **into)
 {
 	Oid			relid;
 	MemoryContext old;
@@ -157,8 +162,35 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index)
 	old = MemoryContextSwitchTo(pending_cxt);
 	img = DdlnImageRead(relid, NULL, false);
 	if (img)
-		pending = lappend(pending, img);
+		*into = lappend(*into, img);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * "before" of the partition an ALTER TABLE ... ATTACH PARTITION, DETACH
+ * PARTITION or DETACH PARTITION ... FINALIZE names, under the lock the
+ * command takes on it (ATExecAttachPartition, ATExecDetachPartition), read
+ * after the partitioned table's.  Not DETACH ... CONCURRENTLY: it commits
+ * on its way, and no image survives to its end.
+ */
+static void
+DdlnImageRememberPartitions(List *cmds)
+{
+	ListCell   *lc;
+
+	foreach(lc, cmds)
+	{
+		AlterTableCmd *cmd = (AlterTableCmd *) lfirst(lc);
+		PartitionCmd *pc;
+
+		if (cmd->subtype != AT_AttachPartition && cmd->subtype != AT_DetachPartition &&
+			cmd->subtype != AT_DetachPartitionFinalize)
+			continue;
+		pc = (PartitionCmd *) cmd->def;
+		if (pc == NULL || !IsA(pc, PartitionCmd) || pc->concurrent)
+			continue;
+		DdlnImageRemember(pc->name, AccessExclusiveLock, false, &partitions);
+	}
 }
 
 /*
@@ -172,6 +204,7 @@ DdlnImageCommandStart(Node *parsetree)
 		MemoryContextReset(pending_cxt);
 	pending = NIL;
 	given = NIL;
+	partitions = NIL;
 	if (!ddln_capture_changes || parsetree == NULL)
 		return;
 
@@ -184,12 +217,20 @@ DdlnImageCommandStart(Node *parsetree)
 				if (stmt->objtype == OBJECT_TABLE || stmt->objtype == OBJECT_VIEW ||
 					stmt->objtype == OBJECT_MATVIEW || stmt->objtype == OBJECT_FOREIGN_TABLE ||
 					stmt->objtype == OBJECT_SEQUENCE || stmt->objtype == OBJECT_TYPE)
-					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false);
+					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), false,
+									  &pending);
+				/* ALTER INDEX (SET, RESET ...) locks the index only */
+				else if (stmt->objtype == OBJECT_INDEX)
+					DdlnImageRemember(stmt->relation, AlterTableGetLockLevel(stmt->cmds), true,
+									  &pending);
+				if (stmt->objtype == OBJECT_TABLE && pending != NIL)
+					DdlnImageRememberPartitions(stmt->cmds);
 				break;
 			}
 		case T_AlterSeqStmt:
 			/* the lock AlterSequence takes */
-			DdlnImageRemember(((AlterSeqStmt *) parsetree)->sequence, ShareRowExclusiveLock, false);
+			DdlnImageRemember(((AlterSeqStmt *) parsetree)->sequence, ShareRowExclusiveLock,
+							  false, &pending);
 			break;
 		case T_RenameStmt:
 			{
@@ -204,7 +245,7 @@ DdlnImageCommandStart(Node *parsetree)
 				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
 					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE ||
 					(type == OBJECT_TYPE && stmt->relation != NULL))
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false, &pending);
 				else if (stmt->renameType == OBJECT_INDEX)
 				{
 					/*
@@ -215,9 +256,9 @@ DdlnImageCommandStart(Node *parsetree)
 					Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 
 					if (OidIsValid(relid) && DdlnImageKind(get_rel_relkind(relid)))
-						DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+						DdlnImageRemember(stmt->relation, AccessExclusiveLock, false, &pending);
 					else
-						DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true);
+						DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true, &pending);
 				}
 				break;
 			}
@@ -229,7 +270,7 @@ DdlnImageCommandStart(Node *parsetree)
 					stmt->objectType == OBJECT_MATVIEW ||
 					stmt->objectType == OBJECT_FOREIGN_TABLE ||
 					stmt->objectType == OBJECT_SEQUENCE)
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false);
+					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false, &pending);
 				break;
 			}
 		case T_IndexStmt:
@@ -241,7 +282,7 @@ DdlnImageCommandStart(Node *parsetree)
 				 * which commits inside: no image would survive to its end
 				 */
 				if (!stmt->concurrent)
-					DdlnImageRemember(stmt->relation, ShareLock, false);
+					DdlnImageRemember(stmt->relation, ShareLock, false, &pending);
 				break;
 			}
 		case T_ViewStmt:
@@ -249,12 +290,36 @@ DdlnImageCommandStart(Node *parsetree)
 				ViewStmt   *stmt = (ViewStmt *) parsetree;
 
 				if (stmt->replace)
-					DdlnImageRemember(stmt->view, AccessExclusiveLock, false);
+					DdlnImageRemember(stmt->view, AccessExclusiveLock, false, &pending);
 				break;
 			}
 		default:
 			break;
 	}
+}
+
+/*
+ * The partitions an ATTACH or DETACH PARTITION named (DdlnImageCommandStart
+ * read their "before"): each "before", then its image now, for the
+ * partitioned table's row (imgdiff.c writes "attach partition" or "detach
+ * partition" from them).  PostgreSQL reports the command as the
+ * partitioned table's alone.
+ */
+static List *
+DdlnImagePartitionsNow(void)
+{
+	List	   *pairs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, partitions)
+	{
+		DdlnImage  *pb = (DdlnImage *) lfirst(lc);
+		DdlnImage  *pa = DdlnImageRead(pb->relid, NULL, false);
+
+		if (pa)
+			pairs = lappend(lappend(pairs, pb), pa);
+	}
+	return pairs;
 }
 
 /*
@@ -311,7 +376,7 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag, Jsonb *
 	{
 		if (!sequence)
 			return details;
-		return DdlnImageDetails(NULL, DdlnImageRead(relid, NULL, false), details);
+		return DdlnImageDetails(NULL, DdlnImageRead(relid, NULL, false), NIL, details);
 	}
 	foreach(lc, pending)
 	{
@@ -333,7 +398,8 @@ DdlnImageForRow(Oid classid, Oid objid, int32 objsubid, const char *tag, Jsonb *
 	old = MemoryContextSwitchTo(pending_cxt);
 	given = lappend_oid(given, relid);
 	MemoryContextSwitchTo(old);
-	return DdlnImageDetails(before, DdlnImageRead(relid, before, false), details);
+	return DdlnImageDetails(before, DdlnImageRead(relid, before, false),
+							before ? DdlnImagePartitionsNow() : NIL, details);
 }
 
 /* ddl_command_end is done with the images of its command. */
@@ -344,5 +410,6 @@ DdlnImageForgetBefore(void)
 		MemoryContextReset(pending_cxt);
 	pending = NIL;
 	given = NIL;
+	partitions = NIL;
 }
 

@@ -13,7 +13,15 @@
  *	 index it took over in its change).  A constraint of the same OID
  *	 validated or made [NOT] DEFERRABLE is altered, not dropped and added:
  *	 its definition is printed again, never reused from "before"
- *	 (relimage.c).
+ *	 (relimage.c).  What an index changes in place (its storage parameters,
+ *	 the table's CLUSTER ON mark) is a change of its own, constraint's
+ *	 index or not.
+ * - A column's STORAGE and COMPRESSION that follow its new type (ALTER
+ *	 COLUMN ... TYPE) are no change of their own: the consumer's ALTER
+ *	 COLUMN ... TYPE does the same.
+ * - ATTACH / DETACH PARTITION are written from the partition's own images,
+ *	 before and after (imgcommand.c reads them): the partitioned table's
+ *	 do not list its partitions.
  * - It reads no catalog: everything it compares is in the two images.
  * - "before" and "after" are left out of the details when NULL, "changes"
  *	 is there only with both.
@@ -57,6 +65,44 @@ DdlnChangeOldNew(DdlnJsonbState *st, const char *op, const char *column,
 	DdlnJsonPair(st, "old", old);
 	DdlnJsonPair(st, "new", new);
 	DdlnJsonToken(st, WJB_END_OBJECT);
+}
+
+/* {"op": op, "column": column, "old": b, "new": a}: statistics targets, -1 null */
+static void
+DdlnChangeStatistics(DdlnJsonbState *st, const char *column, int b, int a)
+{
+	DdlnChangeBegin(st, "set statistics", column);
+	DdlnJsonKey(st, "old");
+	if (b < 0)
+		DdlnJsonString(st, NULL);
+	else
+		DdlnJsonInt(st, b);
+	DdlnJsonKey(st, "new");
+	if (a < 0)
+		DdlnJsonString(st, NULL);
+	else
+		DdlnJsonInt(st, a);
+	DdlnJsonToken(st, WJB_END_OBJECT);
+}
+
+/*
+ * A column's STORAGE, COMPRESSION and statistics target.  A new type
+ * (ALTER COLUMN ... TYPE) gives the column its type's storage, and no
+ * compression where it cannot be compressed: that is no change of its own.
+ */
+static void
+DdlnDiffColumnStorage(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *a)
+{
+	bool		retyped = !DdlnSame(b->type, a->type);
+
+	if (b->storage != a->storage && !(retyped && a->storage == a->type_storage))
+		DdlnChangeOldNew(st, "set storage", a->name,
+						 DdlnStorageName(b->storage), DdlnStorageName(a->storage));
+	if (b->compression != a->compression && !(retyped && a->compression == '\0'))
+		DdlnChangeOldNew(st, "set compression", a->name,
+						 DdlnCompressionName(b->compression), DdlnCompressionName(a->compression));
+	if (b->statistics != a->statistics)
+		DdlnChangeStatistics(st, a->name, b->statistics, a->statistics);
 }
 
 static void
@@ -113,6 +159,7 @@ DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *
 		else
 			DdlnChangeOldNew(st, "set expression", a->name, b->generated, a->generated);
 	}
+	DdlnDiffColumnStorage(st, b, a);
 }
 
 static bool DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a);
@@ -308,21 +355,91 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 	}
 }
 
-/* Do two lists of strings hold the same, in the same order? */
-static bool
-DdlnSameStrings(List *a, List *b)
+/* The index of "parts" marked clustered (CLUSTER ON), or NULL. */
+static const DdlnImgPart *
+DdlnClusteredIndex(const DdlnImgPart *parts, int n)
 {
-	ListCell   *la,
-			   *lb;
-
-	if (list_length(a) != list_length(b))
-		return false;
-	forboth(la, a, lb, b)
+	for (int i = 0; i < n; i++)
 	{
-		if (strcmp((const char *) lfirst(la), (const char *) lfirst(lb)) != 0)
-			return false;
+		if (parts[i].clustered)
+			return &parts[i];
 	}
-	return true;
+	return NULL;
+}
+
+/*
+ * What ALTER TABLE and ALTER INDEX change of an index in place (the same
+ * OID), after the indexes' adds and drops: its storage parameters (ALTER
+ * INDEX ... SET / RESET: "set index reloptions"), and which index the
+ * table is clustered on (CLUSTER ON: "cluster on", SET WITHOUT CLUSTER:
+ * "set without cluster").  An index rebuilt under another OID with the
+ * same name (ALTER COLUMN ... TYPE) keeps its mark: no change; a clustered
+ * index dropped takes its mark with it: no change either.
+ */
+static void
+DdlnDiffIndexesInPlace(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
+{
+	const DdlnImgPart **b_oid = DdlnPartsByOid(b->indexes, b->nindexes);
+	const DdlnImgPart **a_oid = DdlnPartsByOid(a->indexes, a->nindexes);
+	const DdlnImgPart *bc = DdlnClusteredIndex(b->indexes, b->nindexes);
+	const DdlnImgPart *ac = DdlnClusteredIndex(a->indexes, a->nindexes);
+
+	for (int i = 0; i < a->nindexes; i++)
+	{
+		const DdlnImgPart *was = DdlnFindPart(b->indexes, b_oid, b->nindexes, NULL,
+											  a->indexes[i].oid);
+
+		if (was == NULL || DdlnImgSameStrings(was->reloptions, a->indexes[i].reloptions))
+			continue;
+		DdlnChangeBegin(st, "set index reloptions", NULL);
+		DdlnJsonPair(st, "name", a->indexes[i].name);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushStrings(st, was->reloptions);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushStrings(st, a->indexes[i].reloptions);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	if (ac && !(bc && (bc->oid == ac->oid || strcmp(bc->name, ac->name) == 0)))
+	{
+		DdlnChangeBegin(st, "cluster on", NULL);
+		DdlnJsonPair(st, "name", ac->name);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+	else if (ac == NULL && bc &&
+			 (DdlnFindPart(a->indexes, a_oid, a->nindexes, NULL, bc->oid) ||
+			  DdlnFindPart(a->indexes, a_oid, a->nindexes, bc->name, InvalidOid)))
+	{
+		DdlnChangeBegin(st, "set without cluster", NULL);
+		DdlnJsonPair(st, "name", bc->name);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+}
+
+/*
+ * ALTER TABLE ... ATTACH PARTITION / DETACH PARTITION: a partition's
+ * images ("pb" before the command, "pa" after it) say it became a
+ * partition of "a", or stopped being one of "b".
+ */
+static void
+DdlnDiffPartition(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a,
+				  const DdlnImage *pb, const DdlnImage *pa)
+{
+	bool		was = pb->parent_name && strcmp(pb->parent_name, b->name) == 0 &&
+		strcmp(pb->parent_schema, b->schema) == 0;
+	bool		is = pa->parent_name && strcmp(pa->parent_name, a->name) == 0 &&
+		strcmp(pa->parent_schema, a->schema) == 0;
+
+	if (was == is)
+		return;
+	DdlnChangeBegin(st, is ? "attach partition" : "detach partition", NULL);
+	DdlnJsonKey(st, "partition");
+	DdlnJsonToken(st, WJB_BEGIN_OBJECT);
+	DdlnJsonPair(st, "name", pa->name);
+	DdlnJsonPair(st, "schema", pa->schema);
+	DdlnJsonToken(st, WJB_END_OBJECT);
+	if (is)
+		DdlnJsonPair(st, "bound", pa->partition_bound);
+	DdlnJsonToken(st, WJB_END_OBJECT);
 }
 
 /* {"op": "set sequence option", "option": option, "old": b, "new": a} */
@@ -380,9 +497,14 @@ DdlnImgPushSequenceChanges(DdlnJsonbState *st, const DdlnImgSequence *b,
 	}
 }
 
-/* The changes from "b" to "a", as the next value of "st" (an array). */
+/*
+ * The changes from "b" to "a", as the next value of "st" (an array);
+ * "partitions": the images of the partitions the command attached or
+ * detached, each before then after (DdlnImageDetails).
+ */
 static void
-DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
+DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a,
+				   List *partitions)
 {
 	int			i = 0,
 				j = 0;
@@ -428,6 +550,7 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 
 	DdlnDiffParts(st, false, b->constraints, b->nconstraints, a->constraints, a->nconstraints, b);
 	DdlnDiffParts(st, true, b->indexes, b->nindexes, a->indexes, a->nindexes, b);
+	DdlnDiffIndexesInPlace(st, b, a);
 
 	/* a view's or materialized view's query (CREATE OR REPLACE VIEW) */
 	if (b->definition && a->definition && strcmp(b->definition, a->definition) != 0)
@@ -444,7 +567,7 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 	}
 
 	/* storage parameters: SET (...) and RESET (...) */
-	if (!DdlnSameStrings(b->reloptions, a->reloptions))
+	if (!DdlnImgSameStrings(b->reloptions, a->reloptions))
 	{
 		DdlnChangeBegin(st, "set reloptions", NULL);
 		DdlnJsonKey(st, "old");
@@ -455,7 +578,7 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 	}
 
 	/* INHERITS parents: ALTER TABLE ... INHERIT / NO INHERIT */
-	if (!DdlnSameStrings(b->inherits, a->inherits))
+	if (!DdlnImgSameStrings(b->inherits, a->inherits))
 	{
 		DdlnChangeBegin(st, "set inherits", NULL);
 		DdlnJsonKey(st, "old");
@@ -475,6 +598,10 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
 		DdlnImgPushOfType(st, a);
 		DdlnJsonToken(st, WJB_END_OBJECT);
 	}
+
+	/* partitions attached or detached */
+	for (int i = 0; i + 1 < list_length(partitions); i += 2)
+		DdlnDiffPartition(st, b, a, list_nth(partitions, i), list_nth(partitions, i + 1));
 	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 
@@ -488,14 +615,17 @@ DdlnJvKeyIs(const JsonbPair *pair, const char *key)
 
 /*
  * {"before": ..., "after": ..., "changes": [...]}: "before" and "after"
- * left out when NULL, "changes" only with both; after the keys of "with"
+ * left out when NULL, "changes" only with both ("partitions": images of
+ * the partitions an ATTACH or DETACH PARTITION named, each before then
+ * after, or NIL); after the keys of "with"
  * (an object, or NULL), as jsonb_concat(with, images) would have them,
  * without building the images twice.  The images are JsonbValue trees
  * (DdlnImgImageValue) set into the object the pushes built, then
  * serialised once.
  */
 Jsonb *
-DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, Jsonb *with)
+DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, List *partitions,
+				 Jsonb *with)
 {
 	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	JsonbValue *pushed;
@@ -516,7 +646,7 @@ DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, Jsonb *with)
 	if (before && after)
 	{
 		DdlnJsonKey(&st, "changes");
-		DdlnImgPushChanges(&st, before, after);
+		DdlnImgPushChanges(&st, before, after, partitions);
 	}
 	pushed = DdlnJsonbFinishValue(&st);
 

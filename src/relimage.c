@@ -21,7 +21,10 @@
  * (reloftype; neither in a drop's pre-image), and which of a child's
  * columns and constraints it only inherits (attislocal, conislocal; not a
  * partition's: partition_of says it); its persistence (unlogged) and
- * storage parameters (pg_class.reloptions).  A sequence's image is its parameters
+ * storage parameters (pg_class.reloptions); a column's STORAGE when not
+ * its type's, COMPRESSION and statistics target when set (pg_attribute;
+ * the target through compat.h), an index's CLUSTER ON mark
+ * (indisclustered) and storage parameters (its definition prints them).  A sequence's image is its parameters
  * (pg_sequence) and the column owning it (pg_depend: OWNED BY, or the
  * identity column it serves), nothing of a table's.  All with search_path set to
  * pg_catalog alone while it is read: every name not in pg_catalog comes
@@ -54,7 +57,9 @@
  *	 catalog cache lookup per index read each cold: 75,000 instructions).
  * - "after" reuses a definition of "before" only where nothing could have
  *	 changed it (DdlnImageMayReuse): an index nothing renamed; a constraint
- *	 of the same OID validated or made [NOT] DEFERRABLE is printed again.
+ *	 of the same OID validated or made [NOT] DEFERRABLE is printed again,
+ *	 and so is an index of the same OID given other storage parameters
+ *	 (ALTER INDEX ... SET) or made valid.
  * - A plain index's definition (key columns only, default operator
  *	 classes, no expression, predicate, storage parameter, sort option or
  *	 own collation) is printed here as ruleutils prints it; any other goes
@@ -101,6 +106,7 @@
 #include "access/relation.h"
 #include "access/reloptions.h"
 #include "access/table.h"
+#include "access/toast_compression.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/dependency.h"
@@ -419,9 +425,12 @@ DdlnImageMayReuse(const DdlnImage *like, const DdlnImage *img)
 }
 
 /*
- * The definition of "part" (its OID and name; a constraint's flags) in
- * "parts" of an earlier image, or NULL.  A constraint validated or made
- * deferrable in place keeps its OID: its definition is printed again.
+ * The definition of "part" (its OID and name; a constraint's flags; an
+ * index's validity and storage parameters) in "parts" of an earlier image,
+ * or NULL.  A constraint validated or made deferrable in place keeps its
+ * OID, and so does an index given storage parameters (ALTER INDEX ... SET)
+ * or made valid (ALTER INDEX ... ATTACH PARTITION): its definition is
+ * printed again.
  */
 static char *
 DdlnReusedDefinition(const DdlnImgPart *parts, int n, const DdlnImgPart *part)
@@ -430,7 +439,8 @@ DdlnReusedDefinition(const DdlnImgPart *parts, int n, const DdlnImgPart *part)
 	{
 		if (parts[i].oid == part->oid && strcmp(parts[i].name, part->name) == 0 &&
 			parts[i].validated == part->validated && parts[i].deferrable == part->deferrable &&
-			parts[i].deferred == part->deferred)
+			parts[i].deferred == part->deferred &&
+			DdlnImgSameStrings(parts[i].reloptions, part->reloptions))
 			return parts[i].definition;
 	}
 	return NULL;
@@ -472,6 +482,23 @@ DdlnImageTypeNameMemo(DdlnTypeMemo *memo, Oid typid, int32 typmod)
 	memo->typmod[i] = typmod;
 	memo->name[i] = DdlnImageTypeName(typid, typmod);
 	return memo->name[i];
+}
+
+/* Do two lists of strings hold the same, in the same order? */
+bool
+DdlnImgSameStrings(List *a, List *b)
+{
+	ListCell   *la,
+			   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+	{
+		if (strcmp((const char *) lfirst(la), (const char *) lfirst(lb)) != 0)
+			return false;
+	}
+	return true;
 }
 
 /* The columns of "rel", in attnum order, dropped ones left out. */
@@ -518,6 +545,11 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 		col->identity = att->attidentity;
 		/* a partition's columns are all its parent's: partition_of says so */
 		col->inherited = !att->attislocal && !rel->rd_rel->relispartition;
+		/* storage, compression, statistics target: only when not the default */
+		col->storage = att->attstorage;
+		col->type_storage = get_typstorage(att->atttypid);
+		col->compression = att->attcompression;
+		col->statistics = DdlnAttStatTarget(img->relid, att);
 		if (att->attgenerated != '\0')
 			col->generated = defaults[att->attnum];
 		else
@@ -969,6 +1001,31 @@ DdlnReadIndexRows(DdlnIndexRows *rows, int n, bool options)
 }
 
 /*
+ * The storage parameters (pg_class.reloptions) of a relation's or an
+ * index's pg_class row, as "name=value" strings; NIL for none.
+ */
+static List *
+DdlnRelOptionStrings(HeapTuple classtup)
+{
+	bool		isnull;
+	Datum		d = SysCacheGetAttr(RELOID, classtup, Anum_pg_class_reloptions, &isnull);
+	List	   *strings = NIL;
+	ListCell   *lc;
+
+	if (isnull)
+		return NIL;
+	foreach(lc, untransformRelOptions(d))
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		strings = lappend(strings,
+						  def->arg ? psprintf("%s=%s", def->defname, defGetString(def)) :
+						  pstrdup(def->defname));
+	}
+	return strings;
+}
+
+/*
  * The indexes of "rel", by name, each with the constraint it implements
  * (read the constraints first), and the replica identity's index.  Their
  * pg_index rows come from one scan of pg_index by table (those of live
@@ -1047,6 +1104,9 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		memset(part, 0, sizeof(*part));
 		part->oid = indexid;
 		part->name = pstrdup(NameStr(((Form_pg_class) GETSTRUCT(ctup))->relname));
+		part->validated = ((Form_pg_index) GETSTRUCT(rows[k].itup))->indisvalid;
+		part->clustered = ((Form_pg_index) GETSTRUCT(rows[k].itup))->indisclustered;
+		part->reloptions = DdlnRelOptionStrings(ctup);
 		if (reuse)
 			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part);
 		if (part->definition == NULL)
@@ -1120,24 +1180,11 @@ static void
 DdlnImageReadRelOptions(DdlnImage *img)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(img->relid));
-	bool		isnull;
-	Datum		d;
-	ListCell   *lc;
-	List	   *defs;
 
 	if (!HeapTupleIsValid(tup))
 		return;
-	d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
-	defs = isnull ? NIL : untransformRelOptions(d);
+	img->reloptions = DdlnRelOptionStrings(tup);
 	ReleaseSysCache(tup);
-	foreach(lc, defs)
-	{
-		DefElem    *def = (DefElem *) lfirst(lc);
-
-		img->reloptions = lappend(img->reloptions,
-								  def->arg ? psprintf("%s=%s", def->defname, defGetString(def)) :
-								  pstrdup(def->defname));
-	}
 }
 
 /* Set "name" to "value" in the current GUC nest level. */
@@ -1260,21 +1307,53 @@ DdlnReplIdentName(char ri)
  * state.  The keys of each object are given in the order jsonb keeps them
  * (shorter first, then bytewise), so that DdlnJvDone finds them sorted.
  */
+/* A column's STORAGE (pg_attribute.attstorage), as ALTER TABLE spells it. */
+const char *
+DdlnStorageName(char storage)
+{
+	switch (storage)
+	{
+		case TYPSTORAGE_PLAIN:
+			return "plain";
+		case TYPSTORAGE_EXTERNAL:
+			return "external";
+		case TYPSTORAGE_EXTENDED:
+			return "extended";
+		case TYPSTORAGE_MAIN:
+			return "main";
+	}
+	return NULL;
+}
+
+/* A column's COMPRESSION (pg_attribute.attcompression), or NULL: the default. */
+const char *
+DdlnCompressionName(char compression)
+{
+	return CompressionMethodIsValid(compression) ?
+		GetCompressionMethodName(compression) : NULL;
+}
+
 static JsonbValue *
 DdlnImgColumnValue(const DdlnImgColumn *col)
 {
-	JsonbValue *v = DdlnJvObject(9);
+	JsonbValue *v = DdlnJvObject(12);
 
 	DdlnJvString(v, "name", col->name);
 	DdlnJvString(v, "type", col->type);
 	DdlnJvInt(v, "attnum", col->attnum);
 	DdlnJvString(v, "default", col->def);
+	if (col->storage != col->type_storage)
+		DdlnJvString(v, "storage", DdlnStorageName(col->storage));
 	DdlnJvString(v, "identity", DdlnIdentityName(col->identity));
 	DdlnJvBool(v, "not_null", col->not_null);
 	DdlnJvString(v, "collation", col->collation);
 	DdlnJvString(v, "generated", col->generated);
 	if (col->inherited)
 		DdlnJvBool(v, "inherited", true);
+	if (col->statistics >= 0)
+		DdlnJvInt(v, "statistics", col->statistics);
+	if (col->compression != '\0')
+		DdlnJvString(v, "compression", DdlnCompressionName(col->compression));
 	return DdlnJvDone(v);
 }
 
@@ -1294,9 +1373,11 @@ DdlnImgConstraintValue(const DdlnImgPart *con)
 static JsonbValue *
 DdlnImgIndexValue(const DdlnImgPart *ind)
 {
-	JsonbValue *v = DdlnJvObject(3);
+	JsonbValue *v = DdlnJvObject(4);
 
 	DdlnJvString(v, "name", ind->name);
+	if (ind->clustered)
+		DdlnJvBool(v, "clustered", true);
 	DdlnJvString(v, "constraint", ind->constraint);
 	DdlnJvString(v, "definition", ind->definition);
 	return DdlnJvDone(v);

@@ -42,6 +42,11 @@ typedef struct DdlnImgColumn
 	char	   *generated;		/* generated expression, or NULL */
 	bool		inherited;		/* an INHERITS child's column it only
 								 * inherits (attislocal false) */
+	char		storage;		/* attstorage */
+	char		type_storage;	/* and its type's typstorage (the image shows
+								 * "storage" only when they differ) */
+	char		compression;	/* attcompression, '\0': the default */
+	int			statistics;		/* attstattarget, -1: the default */
 } DdlnImgColumn;
 
 /* a constraint or an index */
@@ -53,12 +58,19 @@ typedef struct DdlnImgPart
 	const char *type;			/* constraints: "primary key"... */
 	char	   *definition;
 	char	   *constraint;		/* indexes: the constraint it implements */
-	/* constraints: what ALTER TABLE can change in place (same OID) */
+	/*
+	 * constraints: what ALTER TABLE can change in place (same OID); indexes:
+	 * "validated" is pg_index.indisvalid (ALTER INDEX ATTACH PARTITION makes
+	 * a partitioned table's index valid, and its definition loses ON ONLY)
+	 */
 	bool		validated;
 	bool		deferrable;
 	bool		deferred;
 	bool		inherited;		/* an INHERITS child's constraint it only
 								 * inherits (conislocal false) */
+	bool		clustered;		/* indexes: pg_index.indisclustered */
+	List	   *reloptions;		/* indexes: storage parameters (WITH
+								 * (...)), "name=value" strings */
 } DdlnImgPart;
 
 /* a sequence's parameters (pg_sequence) and the column owning it */
@@ -115,10 +127,13 @@ extern void DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img);
 extern JsonbValue *DdlnImgImageValue(const DdlnImage *img);
 extern const char *DdlnIdentityName(char identity);
 extern const char *DdlnReplIdentName(char ri);
+extern const char *DdlnStorageName(char storage);
+extern const char *DdlnCompressionName(char compression);
 extern void DdlnImgPushIndex(DdlnJsonbState *st, const DdlnImgPart *ind);
 extern void DdlnImgPushConstraint(DdlnJsonbState *st, const DdlnImgPart *con);
 extern void DdlnImgPushOwner(DdlnJsonbState *st, const DdlnImgSequence *seq);
 extern void DdlnImgPushColumn(DdlnJsonbState *st, const DdlnImgColumn *col);
+extern bool DdlnImgSameStrings(List *a, List *b);
 extern void DdlnImgPushStrings(DdlnJsonbState *st, List *strings);
 extern void DdlnImgPushInherits(DdlnJsonbState *st, const DdlnImage *img);
 extern void DdlnImgPushOfType(DdlnJsonbState *st, const DdlnImage *img);
@@ -128,6 +143,6 @@ extern Oid	DdlnImageRelationOf(Oid classId, Oid objectId);
 
 /* imgdiff.c */
 extern Jsonb *DdlnImageDetails(const DdlnImage *before, const DdlnImage *after,
-								 Jsonb *with);
+								 List *partitions, Jsonb *with);
 
 #endif							/* DDLN_RELIMAGE_H */
