@@ -12,7 +12,8 @@
 #   CREATE of a table, view, materialized view or foreign table
 #       -> CREATE ... built from details.after, then OWNER TO the
 #          statement's role
-#   ALTER (and RENAME, SET SCHEMA, CREATE/DROP INDEX on a table)
+#   ALTER (and RENAME, SET SCHEMA, CREATE/DROP INDEX on a table, ALTER
+#   INDEX ... SET/RESET, ATTACH/DETACH PARTITION on the partitioned table)
 #       -> one statement per entry of details.changes
 #   drops (sql_drop events, cascaded objects included)
 #       -> DROP ... IF EXISTS of the object the event names
@@ -26,15 +27,15 @@
 # (functions, procedures, aggregates, operators and their classes and
 # families, casts, collations, conversions, base and range types, rules,
 # triggers, policies, statistics, text search objects, FDWs, servers, user
-# mappings, extensions, ALTER INDEX, ALTER SCHEMA, REFRESH MATERIALIZED
-# VIEW ...), for a statement that mixes such an event with typed ones (the
+# mappings, extensions, ALTER INDEX but its SET/RESET, ALTER SCHEMA,
+# REFRESH MATERIALIZED VIEW ...), for a statement that mixes such an event with typed ones (the
 # typed attempt is rolled back to a savepoint first: nothing is applied
 # twice), for the tags whose work no image shows (GRANT, REVOKE, COMMENT,
 # SECURITY LABEL, ALTER DEFAULT PRIVILEGES, CREATE SCHEMA, REFRESH
-# MATERIALIZED VIEW; ALTER TABLE's SET STORAGE, OWNER TO, triggers'
-# and rules' ENABLE/DISABLE, row level security, ATTACH/DETACH PARTITION
-# ...: TEXT_SUBCOMMANDS) and for a CREATE or ALTER TABLE naming a column's
-# COMPRESSION or STORAGE or a toast.* parameter, which no image carries:
+# MATERIALIZED VIEW; ALTER TABLE's OWNER TO, SET TABLESPACE, triggers'
+# and rules' ENABLE/DISABLE, row level security, DETACH PARTITION
+# CONCURRENTLY ...: TEXT_SUBCOMMANDS, by_text) and for a CREATE or ALTER
+# TABLE naming a toast.* parameter, which no image carries:
 #
 #       -> SET LOCAL search_path to details.statement.search_path, the
 #          settings of details.statement.settings that change what literals
@@ -169,6 +170,21 @@ def column_sql(col):
     if col.get('identity'):
         parts.append('GENERATED %s AS IDENTITY' % col['identity'].upper())
     return ' '.join(parts)
+
+
+def column_storage_sql(alter, col):
+    """ALTER COLUMN ... SET STORAGE, SET COMPRESSION, SET STATISTICS for
+    what a column of an image has that is not its default (CREATE TABLE
+    takes STORAGE only from PostgreSQL 16 on: always set afterwards)."""
+    col_alter = alter + 'ALTER COLUMN %s ' % ident(col['name'])
+    stmts = []
+    if col.get('storage'):
+        stmts.append(col_alter + 'SET STORAGE ' + col['storage'].upper())
+    if col.get('compression'):
+        stmts.append(col_alter + 'SET COMPRESSION ' + col['compression'])
+    if col.get('statistics') is not None:
+        stmts.append(col_alter + 'SET STATISTICS %d' % col['statistics'])
+    return stmts
 
 
 def replica_identity_sql(image):
@@ -328,6 +344,14 @@ def create_sql(image):
     ri = replica_identity_sql(image)
     if ri is not None and ri != 'REPLICA IDENTITY DEFAULT' and kind in ('table', 'partitioned table'):
         stmts.append('ALTER %s %s %s' % (KIND_SQL[kind], rel, ri))
+    # a column's STORAGE, COMPRESSION and statistics target, the index the
+    # table is clustered on (a partition's columns take their parent's
+    # storage and compression at CREATE: setting them again changes nothing)
+    alter = 'ALTER %s %s ' % (KIND_SQL[kind], rel)
+    for c in image.get('columns', []):
+        stmts += column_storage_sql(alter, c)
+    stmts += [alter + 'CLUSTER ON ' + ident(i['name'])
+              for i in image.get('indexes', []) if i.get('clustered')]
     return stmts
 
 
@@ -342,7 +366,8 @@ def create_sql(image):
 # index before the index goes and onto one after it came.
 COLUMN_STEPS = ['rename column', 'drop identity', 'drop expression', 'drop default',
                 'alter column type', 'set collation', 'set not null', 'drop not null',
-                'set default', 'add identity', 'set identity', 'set expression']
+                'set default', 'add identity', 'set identity', 'set expression',
+                'set storage', 'set compression', 'set statistics']
 CONSTRAINT_STEPS = ['primary key', 'unique', 'exclusion', 'check', 'foreign key']
 
 
@@ -541,6 +566,8 @@ class Applier:
                     raise NotUnderstood('change "%s" of a composite type' % op)
             elif op == 'add column':
                 self.run(alter + 'ADD COLUMN ' + column_sql(ch['column']))
+                for stmt in column_storage_sql(alter, ch['column']):
+                    self.run(stmt)
             elif op == 'drop column':
                 self.run(alter + 'DROP COLUMN IF EXISTS ' + ident(ch['column']) + ' CASCADE')
             elif op == 'rename column':
@@ -653,6 +680,35 @@ class Applier:
                     self.run(alter + 'OF ' + qname(ch['new']['schema'], ch['new']['name']))
                 else:
                     self.run(alter + 'NOT OF')
+            elif op == 'set storage':
+                self.run(alter + 'ALTER COLUMN %s SET STORAGE %s' % (ident(ch['column']), ch['new'].upper()))
+            elif op == 'set compression':
+                self.run(alter + 'ALTER COLUMN %s SET COMPRESSION %s' % (
+                    ident(ch['column']), ch['new'] or 'default'))
+            elif op == 'set statistics':
+                self.run(alter + 'ALTER COLUMN %s SET STATISTICS %d' % (
+                    ident(ch['column']), -1 if ch['new'] is None else ch['new']))
+            elif op == 'cluster on':
+                self.run(alter + 'CLUSTER ON ' + ident(ch['name']))
+            elif op == 'set without cluster':
+                self.run(alter + 'SET WITHOUT CLUSTER')
+            elif op == 'set index reloptions':
+                index = 'ALTER INDEX %s ' % qname(schema, ch['name'])
+                new = {o.partition('=')[0]: o for o in ch.get('new') or []}
+                gone = [o.partition('=')[0] for o in ch.get('old') or []
+                        if o.partition('=')[0] not in new]
+                if gone:
+                    self.run(index + 'RESET (%s)' % ', '.join(gone))
+                if new:
+                    self.run(index + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
+            elif op == 'attach partition':
+                if ch.get('bound') is None:
+                    raise NotUnderstood('attach partition: the change has no bound')
+                part = ch['partition']
+                self.run(alter + 'ATTACH PARTITION %s %s' % (qname(part['schema'], part['name']), ch['bound']))
+            elif op == 'detach partition':
+                part = ch['partition']
+                self.run(alter + 'DETACH PARTITION ' + qname(part['schema'], part['name']))
             elif op == 'set reloptions':
                 new = {o.partition('=')[0]: o for o in ch.get('new') or []}
                 gone = [o.partition('=')[0] for o in ch.get('old') or []
@@ -942,6 +998,10 @@ IDENTITY_NAME = {'a': 'always', 'd': 'by default'}
 
 REPLIDENT_NAME = {'n': 'nothing', 'f': 'full', 'i': 'index'}
 
+STORAGE_NAME = {'p': 'plain', 'e': 'external', 'x': 'extended', 'm': 'main'}
+
+COMPRESSION_NAME = {'p': 'pglz', 'l': 'lz4'}
+
 
 def read_image(cur, schema, name):
     """The image of relation schema.name on the copy, as the capture would
@@ -975,7 +1035,12 @@ def read_image(cur, schema, name):
         '  CASE WHEN l.collnamespace OPERATOR(pg_catalog.=) \'pg_catalog\'::regnamespace'
         '  THEN quote_ident(l.collname)'
         '  ELSE quote_ident(ln.nspname) OPERATOR(pg_catalog.||) \'.\' OPERATOR(pg_catalog.||) quote_ident(l.collname) END'
-        ' END, a.attgenerated::text, a.attislocal'
+        ' END, a.attgenerated::text, a.attislocal,'
+        # STORAGE when not the type's, COMPRESSION when set, the statistics
+        # target when set (-1 up to 16, NULL from 17 on: the default)
+        ' CASE WHEN a.attstorage OPERATOR(pg_catalog.<>) t.typstorage THEN a.attstorage::text END,'
+        ' NULLIF(a.attcompression::text, \'\'),'
+        ' CASE WHEN a.attstattarget OPERATOR(pg_catalog.>=) 0 THEN a.attstattarget::int END'
         ' FROM pg_attribute a JOIN pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid'
         ' LEFT JOIN pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid'
         '  AND d.adnum OPERATOR(pg_catalog.=) a.attnum'
@@ -988,7 +1053,15 @@ def read_image(cur, schema, name):
         {'name': n, 'type': t, 'default': None if g else d,
          'identity': IDENTITY_NAME.get(i), 'not_null': nn, 'collation': coll,
          'generated': d if g else None}
-        for n, t, d, i, nn, coll, g, _ in rows]
+        for n, t, d, i, nn, coll, g, *_ in rows]
+    for c, row in zip(img['columns'], rows):
+        storage, compression, statistics = row[8:11]
+        if storage:
+            c['storage'] = STORAGE_NAME[storage]
+        if compression:
+            c['compression'] = COMPRESSION_NAME[compression]
+        if statistics is not None:
+            c['statistics'] = statistics
     # a column or constraint an INHERITS child only inherits (a partition's
     # are all its parent's, and not flagged)
     for c, row in zip(img['columns'], rows):
@@ -1006,19 +1079,20 @@ def read_image(cur, schema, name):
     by_index = {i: n for n, t, _, i, _ in cons if t != 'f'}
     cur.execute(
         'SELECT i.indexrelid, c.relname::text, pg_get_indexdef(i.indexrelid), i.indisreplident,'
-        ' c.relkind OPERATOR(pg_catalog.=) \'I\' AND i.indisvalid'
+        ' c.relkind OPERATOR(pg_catalog.=) \'I\' AND i.indisvalid, i.indisclustered'
         ' FROM pg_index i JOIN pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid'
         ' WHERE i.indrelid OPERATOR(pg_catalog.=) %s AND i.indislive', (oid,))
     img['indexes'] = []
     img['replica_identity'] = REPLIDENT_NAME.get(replident, 'default')
     img['replica_identity_index'] = None
-    for ioid, iname, idef, isreplident, recursive in cur.fetchall():
+    for ioid, iname, idef, isreplident, recursive, clustered in cur.fetchall():
         if recursive:
             # "ON ONLY" only while a partitioned index is not valid (as the capture prints it)
             prefix = re.match(r'CREATE (UNIQUE )?INDEX ', idef).group(0) + quote_ident(cur, iname)
             if idef.startswith(prefix + ' ON ONLY '):
                 idef = prefix + ' ON ' + idef[len(prefix + ' ON ONLY '):]
-        img['indexes'].append({'name': iname, 'constraint': by_index.get(ioid), 'definition': idef})
+        img['indexes'].append(dict({'name': iname, 'constraint': by_index.get(ioid), 'definition': idef},
+                                   **({'clustered': True} if clustered else {})))
         if replident == 'i' and isreplident:
             img['replica_identity_index'] = iname
     if viewdef is not None:
@@ -1295,31 +1369,56 @@ def statements(events):
 # command tags whose work no image shows: their statement is always applied
 # by its text (a typed apply would verify nothing and diverge silently;
 # CREATE SCHEMA: its AUTHORIZATION and its elements).  ALTER INDEX is not
-# one: its RENAME is typed, the rest no apply function takes (CannotApply)
+# one: its RENAME, SET and RESET are typed, the rest goes by text (by_text)
 TEXT_TAGS = {'GRANT', 'REVOKE', 'COMMENT', 'SECURITY LABEL', 'ALTER DEFAULT PRIVILEGES',
              'REFRESH MATERIALIZED VIEW', 'CREATE SCHEMA'}
 
 # ALTER TABLE subcommands whose work no image shows (or shows only on
 # another relation): their statement is applied by its text
 TEXT_SUBCOMMANDS = {
-    'ALTER COLUMN SET STATISTICS', 'ALTER COLUMN SET OPTIONS', 'ALTER COLUMN RESET OPTIONS',
-    'ALTER COLUMN SET STORAGE', 'ALTER COLUMN SET COMPRESSION', 'ALTER COLUMN OPTIONS', 'OPTIONS',
-    'OWNER TO', 'CLUSTER ON', 'SET WITHOUT CLUSTER', 'SET ACCESS METHOD', 'SET TABLESPACE',
+    'ALTER COLUMN SET OPTIONS', 'ALTER COLUMN RESET OPTIONS', 'ALTER COLUMN OPTIONS', 'OPTIONS',
+    'OWNER TO', 'SET ACCESS METHOD', 'SET TABLESPACE',
     'ENABLE TRIGGER', 'ENABLE ALWAYS TRIGGER', 'ENABLE REPLICA TRIGGER', 'DISABLE TRIGGER',
     'ENABLE TRIGGER ALL', 'DISABLE TRIGGER ALL', 'ENABLE TRIGGER USER', 'DISABLE TRIGGER USER',
     'ENABLE RULE', 'ENABLE ALWAYS RULE', 'ENABLE REPLICA RULE', 'DISABLE RULE',
     'ENABLE ROW LEVEL SECURITY', 'DISABLE ROW LEVEL SECURITY', 'FORCE ROW LEVEL SECURITY',
-    'NO FORCE ROW LEVEL SECURITY', 'ATTACH PARTITION', 'DETACH PARTITION',
-    'DETACH PARTITION FINALIZE'}
+    'NO FORCE ROW LEVEL SECURITY'}
 
-# a column's COMPRESSION or STORAGE and the toast.* storage parameters are
-# in no image: a CREATE or ALTER TABLE that names them replayed from the
-# image would leave the copy without them, and verification could not tell;
+# ALTER TABLE's ATTACH / DETACH PARTITION are typed ("attach partition",
+# "detach partition" in the partitioned table's changes), but DETACH ...
+# CONCURRENTLY commits on its way and its event has no images: by its text
+PARTITION_SUBCOMMANDS = {'ATTACH PARTITION', 'DETACH PARTITION', 'DETACH PARTITION FINALIZE'}
+
+# ALTER INDEX: SET (...) and RESET (...) are typed ("set index reloptions"
+# in its table's changes); its other subcommands (ALTER COLUMN SET
+# STATISTICS of an index's column, ATTACH PARTITION, SET TABLESPACE ...)
+# change nothing an image shows: by their text
+INDEX_TYPED_SUBCOMMANDS = {'SET', 'RESET'}
+
+
+def by_text(ev):
+    """Does an event's ALTER subcommand make its statement go by text?"""
+    details = ev.get('details') or {}
+    for sc in details.get('subcommands') or []:
+        kind = sc.get('kind')
+        if kind in TEXT_SUBCOMMANDS:
+            return True
+        if kind in PARTITION_SUBCOMMANDS and details.get('changes') is None:
+            return True
+        if ev.get('command_tag') == 'ALTER INDEX' and kind not in INDEX_TYPED_SUBCOMMANDS:
+            return True
+    return False
+
+# the toast.* storage parameters are in no image: a CREATE or ALTER TABLE
+# that names them replayed from the image would leave the copy without
+# them, and verification could not tell (a column's STORAGE, COMPRESSION
+# and statistics target are in the images: "storage", "compression",
+# "statistics");
 # nor is ALTER TABLE ONLY (its event is the same as the one that recursed to
 # the children: DROP COLUMN from the image would drop theirs too).  (A
 # table's INHERITS parents and a typed table's type are in the images:
 # "inherits", "of_type", and the changes "set inherits", "set of type".)
-NOT_IMAGED = re.compile(r'\bcompression\b|\bstorage\b|\btoast\.|\bonly\b', re.IGNORECASE)
+NOT_IMAGED = re.compile(r'\btoast\.|\bonly\b', re.IGNORECASE)
 
 # the commands that may say CONCURRENTLY, which cannot run inside the copy's
 # transaction: applied without it (the schema it leaves is the same)
@@ -1504,8 +1603,7 @@ class Replayer:
         skipped = [ev for ev in run if ev.get('id') in self.skip]
         text_first = not skipped and statement_key(run[0]) is not None and (
             any(ev.get('command_tag') in TEXT_TAGS for ev in run) or
-            any(sc.get('kind') in TEXT_SUBCOMMANDS for ev in run
-                for sc in (ev.get('details') or {}).get('subcommands') or []) or
+            any(by_text(ev) for ev in run) or
             any(NOT_IMAGED.search(ev.get('query') or '')
                 for ev in run if ev.get('command_tag') in ('CREATE TABLE', 'ALTER TABLE')))
         if not text_first:

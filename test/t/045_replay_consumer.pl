@@ -44,6 +44,11 @@
 #   form (applied by its text), a composite type's attribute dropped and
 #   one added CASCADE to its typed table, a domain and a serial column's
 #   sequence made as another role (owned by it on the copy too);
+# - a column's STORAGE, COMPRESSION and statistics target, CLUSTER ON and
+#   SET WITHOUT CLUSTER, ALTER INDEX ... SET / RESET, ATTACH and DETACH
+#   PARTITION: applied typed from the changes (issue 36; before, by the
+#   statement's text), verified against "after", the copy's catalogs as the
+#   source's; DETACH PARTITION ... CONCURRENTLY by its text;
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -55,7 +60,10 @@
 # nothing), replay_concurrently_kept.patch (a statement applied by its text
 # keeps CONCURRENTLY: the copy refuses it), replay_text_settings_ignored.patch
 # (the source's settings are not set for a text: the copy's date default is
-# January 2nd and the verification stops the consumer).
+# January 2nd and the verification stops the consumer), replay_no_storage.patch (the
+# consumer leaves "set storage" out: the verification of the copy against
+# "after" stops it), images_no_column_storage.patch (no "storage" in the
+# images: the typed SET STORAGE is never run).
 
 use strict;
 use warnings FATAL => 'all';
@@ -363,6 +371,76 @@ is( $node->safe_psql('dst', q{SELECT string_agg(a.attname, ',' ORDER BY attnum) 
 is( $node->safe_psql('dst', q{SELECT pg_get_userbyid(t.typowner), pg_get_userbyid(c.relowner)
 			FROM pg_type t, pg_class c WHERE t.oid = 'lib.posint'::regtype AND c.oid = 'lib.owned_id_seq'::regclass}),
 	'replay_owner|replay_owner', 'regression shapes: a domain and a serial column\'s sequence owned by the statement\'s role');
+
+# 7e. a column's STORAGE, COMPRESSION and statistics target, CLUSTER ON,
+# an index's storage parameters, ATTACH and DETACH PARTITION: typed (one
+# statement per change, names quoted as the consumer quotes them), each
+# verified against the event's "after" image; DETACH ... CONCURRENTLY (no
+# images) by its text, without CONCURRENTLY
+$node->safe_psql(
+	'src', q{
+CREATE TABLE sto (id int PRIMARY KEY, t text, b bytea COMPRESSION pglz, n numeric);
+ALTER TABLE sto ALTER COLUMN t SET STORAGE main, ALTER COLUMN n SET STATISTICS 300;
+ALTER TABLE sto ALTER COLUMN b SET COMPRESSION default, ALTER COLUMN t SET COMPRESSION pglz,
+	ALTER COLUMN id SET STATISTICS 50;
+ALTER TABLE sto ALTER COLUMN id SET STATISTICS -1;
+CREATE INDEX sto_n ON sto (n);
+ALTER TABLE sto CLUSTER ON sto_n;
+ALTER INDEX sto_n SET (fillfactor = 70);
+CREATE TABLE sto_cl (id int PRIMARY KEY);
+ALTER TABLE sto_cl CLUSTER ON sto_cl_pkey;
+ALTER TABLE sto_cl SET WITHOUT CLUSTER;
+ALTER INDEX sto_cl_pkey SET (fillfactor = 80);
+ALTER INDEX sto_cl_pkey RESET (fillfactor);
+CREATE TABLE pm (k int, v text) PARTITION BY RANGE (k);
+CREATE INDEX pm_v ON pm (v);
+CREATE TABLE pm1 (k int, v text);
+CREATE TABLE pm2 PARTITION OF pm FOR VALUES FROM (100) TO (200);
+CREATE TABLE pm3 PARTITION OF pm FOR VALUES FROM (200) TO (300);
+ALTER TABLE pm ATTACH PARTITION pm1 FOR VALUES FROM (0) TO (100);
+ALTER TABLE pm DETACH PARTITION pm2;
+});
+$node->safe_psql('src', q{ALTER TABLE pm DETACH PARTITION pm3 CONCURRENTLY});
+($rc, $err) = consume('--verbose');
+is($rc, 0, 'storage, cluster, index options, partitions: applied and verified') or diag $err;
+foreach my $typed (
+	'ALTER TABLE "public"."sto" ALTER COLUMN "t" SET STORAGE MAIN',
+	'ALTER TABLE "public"."sto" ALTER COLUMN "b" SET COMPRESSION pglz',
+	'ALTER TABLE "public"."sto" ALTER COLUMN "t" SET COMPRESSION pglz',
+	'ALTER TABLE "public"."sto" ALTER COLUMN "b" SET COMPRESSION default',
+	'ALTER TABLE "public"."sto" ALTER COLUMN "n" SET STATISTICS 300',
+	'ALTER TABLE "public"."sto" ALTER COLUMN "id" SET STATISTICS -1',
+	'ALTER TABLE "public"."sto" CLUSTER ON "sto_n"',
+	'ALTER TABLE "public"."sto_cl" SET WITHOUT CLUSTER',
+	q{ALTER INDEX "public"."sto_n" SET (fillfactor = '70')},
+	'ALTER INDEX "public"."sto_cl_pkey" RESET (fillfactor)',
+	'ALTER TABLE "public"."pm" ATTACH PARTITION "public"."pm1" FOR VALUES FROM (0) TO (100)',
+	'ALTER TABLE "public"."pm" DETACH PARTITION "public"."pm2"',
+	)
+{
+	like($err, qr/^  \Q$typed\E$/m, "typed: $typed");
+}
+like($err, qr/^  ALTER TABLE pm DETACH PARTITION pm3\s*$/m, 'by its text: DETACH ... CONCURRENTLY, without it');
+my $storage_sql = q{
+SELECT string_agg(format('%s.%s:%s:%s:%s', c.relname, a.attname, a.attstorage, a.attcompression,
+		coalesce(a.attstattarget, -1)), ' ' ORDER BY c.relname, a.attnum)
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relname IN ('sto', 'sto_cl', 'pm', 'pm1', 'pm2', 'pm3') AND a.attnum > 0 AND NOT a.attisdropped};
+is($node->safe_psql('dst', $storage_sql), $node->safe_psql('src', $storage_sql),
+	'the copy\'s columns have the source\'s storage, compression and statistics targets');
+my $index_sql = q{
+SELECT string_agg(format('%s:%s:%s', c.relname, i.indisclustered, c.reloptions), ' ' ORDER BY c.relname)
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid::regclass::text IN ('sto', 'sto_cl', 'pm', 'pm1', 'pm2', 'pm3')};
+is($node->safe_psql('dst', $index_sql), $node->safe_psql('src', $index_sql),
+	'the copy\'s indexes are clustered and have storage parameters as the source\'s');
+my $part_sql = q{
+SELECT string_agg(format('%s:%s:%s', c.relname, i.inhparent::regclass, pg_get_expr(c.relpartbound, c.oid)),
+		' ' ORDER BY c.relname)
+FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
+WHERE c.relname IN ('pm1', 'pm2', 'pm3')};
+is($node->safe_psql('dst', $part_sql), $node->safe_psql('src', $part_sql),
+	'the copy\'s partitions are attached and detached as the source\'s');
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
