@@ -547,7 +547,8 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 		col->inherited = !att->attislocal && !rel->rd_rel->relispartition;
 		/* storage, compression, statistics target: only when not the default */
 		col->storage = att->attstorage;
-		col->type_storage = get_typstorage(att->atttypid);
+		/* a type of fixed length is stored plain, and its columns too */
+		col->type_storage = att->attlen == -1 ? get_typstorage(att->atttypid) : att->attstorage;
 		col->compression = att->attcompression;
 		col->statistics = DdlnAttStatTarget(img->relid, att);
 		if (att->attgenerated != '\0')
