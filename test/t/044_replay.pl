@@ -6,8 +6,9 @@
 #
 # For each seed, a seeded random DDL run (test/t/ReplayGen.pm: a few
 # hundred steps of CREATE/ALTER/RENAME/DROP of tables, their columns
-# (identity columns with their sequence's options, serial columns),
-# constraints, indexes and replica identity, CASCADE drops, schemas, some
+# (identity columns with their sequence's options, serial columns; their
+# STORAGE, COMPRESSION and statistics targets), constraints, indexes (their
+# storage parameters, CLUSTER ON) and replica identity, CASCADE drops, schemas, some
 # in transactions rolled back in part or whole) runs in database src_SEED,
 # which has ddl_notify with wal_messages on and message version 2 (the
 # default).  examples/ddl_replay.py, the consumer of docs/cdc.md, reads
@@ -193,7 +194,7 @@ for my $kind ('create table', 'drop table', 'drop table constraint',
 	'rename index', 'set replica identity', 'rename', 'set schema',
 	'create view', 'create materialized view', 'create partitioned table', 'create partition',
 	'create foreign table', 'set definition', 'drop view', 'drop materialized view',
-	'drop foreign table', 'sequence')
+	'drop foreign table', 'sequence', 'set storage', 'set statistics')
 {
 	ok(($applied{$kind} // 0) > 0, "the replay applied \"$kind\" (" . ($applied{$kind} // 0) . ')')
 	  if @seeds >= 3 && $statements >= 300;

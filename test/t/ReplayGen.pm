@@ -16,7 +16,8 @@
 # "changes" entry
 # names (add/drop/rename column, type, collation, nullability, default,
 # identity, constraints, replica identity, rename, SET SCHEMA, several
-# subcommands at once), CREATE/DROP/ALTER INDEX, DROP TABLE and DROP
+# subcommands at once, a column's STORAGE, COMPRESSION and statistics
+# target, CLUSTER ON), CREATE/DROP/ALTER INDEX (RENAME, SET/RESET), DROP TABLE and DROP
 # CONSTRAINT/COLUMN with and without CASCADE, CREATE/DROP SCHEMA CASCADE;
 # some steps run two or
 # three statements in an explicit transaction, with a savepoint rolled back
@@ -362,6 +363,16 @@ sub alter_column
 	}
 	return "ALTER $k $t RENAME COLUMN $cn TO " . qi($self->name('c')) if $r <= 9;
 	return "ALTER $k $t DROP COLUMN $cn" . ($self->chance(40) ? ' CASCADE' : '') if $r <= 11;
+	# a column's STORAGE or COMPRESSION (of a type stored out of line), or
+	# its statistics target (a foreign table refuses COMPRESSION: the
+	# statement fails, the run goes on)
+	if ($r == 12 && $c->{t} !~ /^(integer|bigint|smallint|boolean|date|uuid|timestamp)/)
+	{
+		return "ALTER $k $t ALTER COLUMN $cn SET STORAGE " . $self->pick('MAIN', 'EXTERNAL', 'EXTENDED')
+		  if $self->chance(50);
+		return "ALTER $k $t ALTER COLUMN $cn SET COMPRESSION " . $self->pick('pglz', 'default');
+	}
+	return "ALTER $k $t ALTER COLUMN $cn SET STATISTICS " . $self->pick('0', '100', '500', '-1') if $r == 13;
 	return undef;
 }
 
@@ -419,6 +430,17 @@ sub alter_index
 	{
 		my @from = @own ? @own : @{ $rel->{idx} };
 		return 'ALTER INDEX ' . qi($rel->{s}) . '.' . qi($self->pick(@from)->{n}) . ' RENAME TO ' . qi($self->name('i'));
+	}
+	# an index's storage parameters, the index the table is clustered on
+	if ($r == 2 && @{ $rel->{idx} } && $self->chance(50))
+	{
+		my $i = qi($self->pick(@{ $rel->{idx} })->{n});
+		my $k = kw($rel);
+		my $w = $self->rand_int(4);
+		return 'ALTER INDEX ' . qi($rel->{s}) . ".$i SET (fillfactor = " . (50 + $w * 10) . ')' if $w == 0;
+		return 'ALTER INDEX ' . qi($rel->{s}) . ".$i RESET (fillfactor)" if $w == 1;
+		return "ALTER $k $t CLUSTER ON $i" if $w == 2;
+		return "ALTER $k $t SET WITHOUT CLUSTER";
 	}
 	return undef unless @cols;
 	my $c = $self->pick(@cols);
