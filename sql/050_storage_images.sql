@@ -31,7 +31,7 @@
 -- images, no "set storage"), ALTER INDEX without images
 -- (images_alter_index_unread.patch: no "set index reloptions"), and an
 -- index's definition reused from "before" after ALTER INDEX ... SET (the
--- "after" without its WITH (...)).
+-- "after" without its WITH (...): images_index_options_reused.patch).
 --
 -- (quiet: whether it is there already depends on the files run before)
 SET client_min_messages = error;
