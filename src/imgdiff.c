@@ -498,6 +498,47 @@ DdlnImgPushSequenceChanges(DdlnJsonbState *st, const DdlnImgSequence *b,
 }
 
 /*
+ * A table's storage parameters (SET (...), RESET (...)), INHERITS parents
+ * (INHERIT, NO INHERIT) and type (OF, NOT OF).
+ */
+static void
+DdlnDiffTableSettings(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a)
+{
+	/* storage parameters: SET (...) and RESET (...) */
+	if (!DdlnImgSameStrings(b->reloptions, a->reloptions))
+	{
+		DdlnChangeBegin(st, "set reloptions", NULL);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushStrings(st, b->reloptions);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushStrings(st, a->reloptions);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+
+	/* INHERITS parents: ALTER TABLE ... INHERIT / NO INHERIT */
+	if (!DdlnImgSameStrings(b->inherits, a->inherits))
+	{
+		DdlnChangeBegin(st, "set inherits", NULL);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushInherits(st, b);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushInherits(st, a);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+
+	/* a typed table's type: ALTER TABLE ... OF type / NOT OF */
+	if (!DdlnSame(b->oftype_schema, a->oftype_schema) || !DdlnSame(b->oftype_name, a->oftype_name))
+	{
+		DdlnChangeBegin(st, "set of type", NULL);
+		DdlnJsonKey(st, "old");
+		DdlnImgPushOfType(st, b);
+		DdlnJsonKey(st, "new");
+		DdlnImgPushOfType(st, a);
+		DdlnJsonToken(st, WJB_END_OBJECT);
+	}
+}
+
+/*
  * The changes from "b" to "a", as the next value of "st" (an array);
  * "partitions": the images of the partitions the command attached or
  * detached, each before then after (DdlnImageDetails).
@@ -566,38 +607,7 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a,
 		DdlnJsonToken(st, WJB_END_OBJECT);
 	}
 
-	/* storage parameters: SET (...) and RESET (...) */
-	if (!DdlnImgSameStrings(b->reloptions, a->reloptions))
-	{
-		DdlnChangeBegin(st, "set reloptions", NULL);
-		DdlnJsonKey(st, "old");
-		DdlnImgPushStrings(st, b->reloptions);
-		DdlnJsonKey(st, "new");
-		DdlnImgPushStrings(st, a->reloptions);
-		DdlnJsonToken(st, WJB_END_OBJECT);
-	}
-
-	/* INHERITS parents: ALTER TABLE ... INHERIT / NO INHERIT */
-	if (!DdlnImgSameStrings(b->inherits, a->inherits))
-	{
-		DdlnChangeBegin(st, "set inherits", NULL);
-		DdlnJsonKey(st, "old");
-		DdlnImgPushInherits(st, b);
-		DdlnJsonKey(st, "new");
-		DdlnImgPushInherits(st, a);
-		DdlnJsonToken(st, WJB_END_OBJECT);
-	}
-
-	/* a typed table's type: ALTER TABLE ... OF type / NOT OF */
-	if (!DdlnSame(b->oftype_schema, a->oftype_schema) || !DdlnSame(b->oftype_name, a->oftype_name))
-	{
-		DdlnChangeBegin(st, "set of type", NULL);
-		DdlnJsonKey(st, "old");
-		DdlnImgPushOfType(st, b);
-		DdlnJsonKey(st, "new");
-		DdlnImgPushOfType(st, a);
-		DdlnJsonToken(st, WJB_END_OBJECT);
-	}
+	DdlnDiffTableSettings(st, b, a);
 
 	/* partitions attached or detached */
 	for (int i = 0; i + 1 < list_length(partitions); i += 2)
