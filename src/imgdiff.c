@@ -610,8 +610,8 @@ DdlnImgPushChanges(DdlnJsonbState *st, const DdlnImage *b, const DdlnImage *a,
 	DdlnDiffTableSettings(st, b, a);
 
 	/* partitions attached or detached */
-	for (int i = 0; i + 1 < list_length(partitions); i += 2)
-		DdlnDiffPartition(st, b, a, list_nth(partitions, i), list_nth(partitions, i + 1));
+	for (int k = 0; k + 1 < list_length(partitions); k += 2)
+		DdlnDiffPartition(st, b, a, list_nth(partitions, k), list_nth(partitions, k + 1));
 	DdlnJsonToken(st, WJB_END_ARRAY);
 }
 
