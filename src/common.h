@@ -440,6 +440,9 @@ extern void DdlnBeforeUtility(Node *parsetree);
 /* worker.c */
 extern void DdlnRegisterLauncher(void);
 
+/* fetch.c: the position floors shared by a database's backends */
+extern void DdlnFloorShmemRequest(void);
+
 /*
  * The columns of ddl_notify.event and ddl_notify.commit_order, in the order
  * of the install script (0-based: attribute number - 1).  Capture forms

@@ -33,8 +33,8 @@
  *
  * Floor: entry: nothing of ours calls it; it calls capture.c (whether the
  * transaction recorded events), subscriber.c, worker.c (registration),
- * counter.c (the commit position), pool.c, apply.c (its shared memory) and
- * common.c.
+ * counter.c (the commit position), pool.c, apply.c, progress.c and fetch.c
+ * (their shared memory) and common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -181,6 +181,7 @@ _PG_init(void)
 	{
 		DdlnWorkerShmemRequest();
 		DdlnProgressShmemRequest();
+		DdlnFloorShmemRequest();
 		DdlnApplyShmemRequest();
 		/* nothing delivers while pg_upgrade runs the server (G13) */
 		if (!IsBinaryUpgrade)

@@ -2,7 +2,8 @@
  *
  * engine.h
  *	  The delivery engine's own types, private to deliver.c, fetch.c,
- *	  imagetexts.c and progress.c: a
+ *	  imagetexts.c and progress.c (and subscriber.c's wait_for_delivery(),
+ *	  for fetch.c's reads of what it waits for): a
  *	  subscriber as the engine sees it while it holds the row lock, and the
  *	  events one batch read.
  *
@@ -159,6 +160,10 @@ extern void DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor,
 					  DdlnFetched *out);
 extern int64 DdlnNeedOf(const DdlnSubscriptionPoints *pts, FullTransactionId fxid);
 extern void DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found);
+extern int	DdlnWaitCollect(Datum visible, FullTransactionId own,
+							const DdlnSubscriptionPoints *pts, DdlnEventKey **list);
+extern bool DdlnWaitCheck(const DdlnSubscriptionPoints *pts, int64 waited,
+						  DdlnEventKey *list, int *n);
 extern int	DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 								 const int64 *need, int n, int32 slotno,
 								 int64 *gone, int *ngone);

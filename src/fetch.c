@@ -7,9 +7,28 @@
  *	  holds; and the writes of step 4: the processed bits, and the deletes of
  *	  rows nobody needs any more (DdlnSetProcessedBits).
  *
+ *	  Also wait_for_delivery()'s reads of the events it waits for
+ *	  (DdlnWaitCollect, DdlnWaitCheck), which read as the fetch does.
+ *
+ * Its parts, in this order:
+ *	  filters and the chain rule	DdlnReadFilter, DdlnFilterPasses,
+ *									DdlnEventChain, DdlnChainRule
+ *	  the batch's rows				DdlnFetchCheckShape, DdlnFetchAlloc,
+ *									DdlnFetchTake
+ *	  the position floor			DdlnFloorShmemRequest, DdlnSharedFloorGet,
+ *									DdlnSharedFloorPut, DdlnOrderProbe,
+ *									DdlnOrderFloorShared, DdlnOrderFloor
+ *	  the reads from the floor		DdlnFetch, DdlnNeedOf, DdlnWaitCollect,
+ *									DdlnWaitCheck, DdlnSweepWalk
+ *	  the writes of step 4			DdlnIndexNewVersion, DdlnProcessedAt,
+ *									DdlnFindEvent, DdlnWriteBit,
+ *									DdlnSetProcessedBits
+ *
  * Rules kept here:
- * - Called by deliver.c only, inside the batch's transaction, after the
- *	 subscriber's row was locked.  DdlnFetch reads and writes nothing;
+ * - Called by deliver.c, inside the batch's transaction, after the
+ *	 subscriber's row was locked; and by subscriber.c's wait_for_delivery()
+ *	 for the two wait functions, which only read, with a snapshot of their
+ *	 own.  DdlnFetch reads and writes nothing;
  *	 DdlnSetProcessedBits writes as SQL's UPDATE and DELETE would under READ
  *	 COMMITTED (each row's current version, a concurrent writer waited for
  *	 up to lock_timeout, rows taken in id order), a checked transition: a
@@ -26,7 +45,10 @@
  *	 that an old snapshot keeps from being removed are not stepped over in
  *	 every round (issue 38).  The floor passes a position only once every
  *	 transaction that could still make a row below it visible has ended
- *	 (a late commit with a lower position is still read: G4).
+ *	 (a late commit with a lower position is still read: G4).  A floor is
+ *	 true for every backend, so a database's backends share theirs in
+ *	 shared memory (DdlnSharedFloorGet/Put): each starts from the highest
+ *	 one published, a new session too, instead of from 0.
  * - The recent sweep's walk (DdlnSweepWalk, issue 38) reads the queue as
  *	 the fetch does, from the same floor, and only reads: deliver.c deletes
  *	 what it found, testing each row again under its row lock.  It looks
@@ -48,7 +70,9 @@
  *	 along any one chain (twice with echo => true), and a chain holds each
  *	 subscriber at most twice, consecutively.
  *
- * Floor: engine: called by deliver.c only; calls imagetexts.c and common.c.
+ * Floor: engine: called by deliver.c, by subscriber.c (wait_for_delivery())
+ * and by _PG_init (the floors' shared memory); calls imagetexts.c and
+ * common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -71,6 +95,9 @@
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -336,6 +363,127 @@ typedef struct DdlnOrderFloorState
 static DdlnOrderFloorState ddln_order_floor;
 
 /*
+ * The floors the backends of each database reached, shared (issue 38): a
+ * backend's own floor starts at 0 and needs two reads of commit_order, the
+ * first from 0, past every index entry an old snapshot keeps, before it
+ * moves; a session's wait_for_delivery() (or a new worker) would pay that
+ * at its first call.  A floor is true for every backend (what is below it
+ * is gone for every snapshot taken since it was reached), so a backend
+ * under READ COMMITTED starts from the highest one published for its
+ * database's commit_order, and publishes its own when it passes it.  A
+ * published floor above the highest position in the index plus one (the
+ * positions started again) is not taken.  Without shared memory, or with
+ * more databases than entries, a backend has its own floor only.
+ */
+typedef struct DdlnSharedFloor
+{
+	Oid			dboid;
+	Oid			relid;			/* the commit_order it is for */
+	int64		floor;
+} DdlnSharedFloor;
+
+#define DDLN_SHARED_FLOORS	128
+
+static DdlnSharedFloor *ddln_shared_floors = NULL;
+static LWLock *ddln_floor_lock = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+DdlnFloorShmemRequestHook(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(sizeof(DdlnSharedFloor) * DDLN_SHARED_FLOORS);
+	RequestNamedLWLockTranche("ddl_notify floors", 1);
+}
+
+static void
+DdlnFloorShmemStartup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ddln_shared_floors = ShmemInitStruct("ddl_notify floors",
+										 sizeof(DdlnSharedFloor) * DDLN_SHARED_FLOORS,
+										 &found);
+	if (!found)
+		memset(ddln_shared_floors, 0, sizeof(DdlnSharedFloor) * DDLN_SHARED_FLOORS);
+	ddln_floor_lock = &(GetNamedLWLockTranche("ddl_notify floors"))->lock;
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Called from _PG_init while preloading. */
+void
+DdlnFloorShmemRequest(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = DdlnFloorShmemRequestHook;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = DdlnFloorShmemStartup;
+}
+
+/* The floor published for this database's commit_order "relid"; 0 if none. */
+static int64
+DdlnSharedFloorGet(Oid relid)
+{
+	int64		floor = 0;
+
+	if (ddln_shared_floors == NULL)
+		return 0;
+	LWLockAcquire(ddln_floor_lock, LW_SHARED);
+	for (int i = 0; i < DDLN_SHARED_FLOORS; i++)
+	{
+		DdlnSharedFloor *f = &ddln_shared_floors[i];
+
+		if (f->dboid == MyDatabaseId && f->relid == relid)
+		{
+			floor = f->floor;
+			break;
+		}
+	}
+	LWLockRelease(ddln_floor_lock);
+	return floor;
+}
+
+/*
+ * Publish "floor" for this database's commit_order "relid": it replaces a
+ * lower one, or the entry of another commit_order of the database (the
+ * extension was created again), or takes a free entry, else the entry
+ * whose place the database's OID gives.
+ */
+static void
+DdlnSharedFloorPut(Oid relid, int64 floor)
+{
+	DdlnSharedFloor *slot = NULL;
+
+	if (ddln_shared_floors == NULL)
+		return;
+	LWLockAcquire(ddln_floor_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < DDLN_SHARED_FLOORS && slot == NULL; i++)
+	{
+		if (ddln_shared_floors[i].dboid == MyDatabaseId)
+			slot = &ddln_shared_floors[i];
+	}
+	for (int i = 0; i < DDLN_SHARED_FLOORS && slot == NULL; i++)
+	{
+		if (ddln_shared_floors[i].dboid == InvalidOid)
+			slot = &ddln_shared_floors[i];
+	}
+	if (slot == NULL)
+		slot = &ddln_shared_floors[MyDatabaseId % DDLN_SHARED_FLOORS];
+	if (slot->dboid != MyDatabaseId || slot->relid != relid || slot->floor < floor)
+	{
+		slot->dboid = MyDatabaseId;
+		slot->relid = relid;
+		slot->floor = floor;
+	}
+	LWLockRelease(ddln_floor_lock);
+}
+
+/*
  * First position at or above "from" whose row "snap" sees (forward), or
  * the highest position in the index (backward, SnapshotAny); -1 if none.
  */
@@ -357,6 +505,23 @@ DdlnOrderProbe(Relation rel, Relation idx, Snapshot snap, int64 from, ScanDirect
 	return pos;
 }
 
+/*
+ * Take the floor another backend of the database published, if higher than
+ * this one's and not above the highest position in the index plus one.
+ */
+static void
+DdlnOrderFloorShared(Relation rel, Relation idx, DdlnOrderFloorState *st)
+{
+	int64		shared = DdlnSharedFloorGet(st->relid);
+	int64		m;
+
+	if (shared <= st->floor)
+		return;
+	m = DdlnOrderProbe(rel, idx, SnapshotAny, 0, BackwardScanDirection);
+	if (m >= 0 && shared <= m + 1)
+		st->floor = shared;
+}
+
 /* The floor the walk may start from now; see DdlnOrderFloorState. */
 static int64
 DdlnOrderFloor(Relation rel, Relation idx)
@@ -372,6 +537,7 @@ DdlnOrderFloor(Relation rel, Relation idx)
 	}
 	if (IsolationUsesXactSnapshot())
 		return st->floor;
+	DdlnOrderFloorShared(rel, idx, st);
 	if (!st->candidate)
 	{
 		int64		m = DdlnOrderProbe(rel, idx, SnapshotAny, st->floor, BackwardScanDirection);
@@ -395,7 +561,10 @@ DdlnOrderFloor(Relation rel, Relation idx)
 		if (first >= 0 && first < st->cand_pos)
 			st->cand_pos = first;
 		if (st->cand_pos > st->floor)
+		{
 			st->floor = st->cand_pos;
+			DdlnSharedFloorPut(st->relid, st->floor);
+		}
 		st->candidate = false;
 	}
 	else if (U64FromFullTransactionId(ReadNextFullTransactionId()) -
@@ -526,6 +695,172 @@ DdlnNeedOf(const DdlnSubscriptionPoints *pts, FullTransactionId fxid)
 		need |= INT64CONST(1) << pts->slots[s];
 	}
 	return need;
+}
+
+/*
+ * wait_for_delivery()'s first look (subscriber.c, issue 38): the events it
+ * may have to wait for, in "list" (palloc'd; their number returned), in
+ * delivery order.  Those are the events of the transactions that
+ * "visible" (the call's snapshot, a pg_snapshot) sees, but "own", that some
+ * subscriber of "pts" has not handled yet (ddl_notify.is_pending() for any
+ * of them).  The set is fixed once the call began: a transaction it sees
+ * had committed, so each of its events is in the queue until every
+ * subscriber that needs it handled it; a subscriber made later does not
+ * need it (its subscription point sees that transaction).  They are found
+ * as DdlnFetch finds pending events: commit_order walked from the position
+ * floor, where every row still visible is, and each transaction's events by
+ * xid, never a scan of the queue and its dead rows.  The walk ends at the
+ * highest position in the index when it begins: a transaction that
+ * "visible" sees drew its position, and inserted its row, before it
+ * committed.  A late commit of a lower position (G4) is above the floor
+ * while it runs, and read if "visible" sees it.
+ */
+int
+DdlnWaitCollect(Datum visible, FullTransactionId own,
+				const DdlnSubscriptionPoints *pts, DdlnEventKey **list)
+{
+	const DdlnRelids *relids = DdlnGetRelids(false);
+	Relation	order_rel = table_open(relids->commit_order, AccessShareLock);
+	Relation	order_idx = index_open(relids->commit_order_pos, AccessShareLock);
+	Relation	event_rel = table_open(relids->event, AccessShareLock);
+	Relation	event_idx = index_open(relids->event_xid, AccessShareLock);
+	int			max = 64;
+	int			n = 0;
+	int64		floor_pos;
+	int64		last;
+	ScanKeyData floor_key;
+	Snapshot	snap;
+	TupleTableSlot *oslot;
+	TupleTableSlot *eslot;
+	IndexScanDesc walk;
+	IndexScanDesc scan;
+
+	DdlnFetchCheckShape(order_rel, event_rel, event_idx);
+	*list = palloc(sizeof(DdlnEventKey) * max);
+	floor_pos = DdlnOrderFloor(order_rel, order_idx);
+	last = DdlnOrderProbe(order_rel, order_idx, SnapshotAny, floor_pos, BackwardScanDirection);
+
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	oslot = table_slot_create(order_rel, NULL);
+	eslot = table_slot_create(event_rel, NULL);
+	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 1, 0);
+	ScanKeyInit(&floor_key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(floor_pos));
+	index_rescan(walk, &floor_key, 1, NULL, 0);
+	scan = DdlnIndexBeginScan(event_rel, event_idx, snap, 2, 0);
+
+	while (index_getnext_slot(walk, ForwardScanDirection, oslot))
+	{
+		bool		isnull;
+		Datum		xid = slot_getattr(oslot, DDLN_CO_XID + 1, &isnull);
+		FullTransactionId fxid = DatumGetFullTransactionId(xid);
+		int64		pos = DatumGetInt64(slot_getattr(oslot, DDLN_CO_POS + 1, &isnull));
+		int64		need;
+		ScanKeyData keys[2];
+
+		CHECK_FOR_INTERRUPTS();
+		if (pos > last)
+			break;
+		if (FullTransactionIdEquals(fxid, own) ||
+			!DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid, visible)))
+			continue;
+		need = DdlnNeedOf(pts, fxid);
+		if (need == 0)
+			continue;
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ, xid);
+		ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(0));
+		index_rescan(scan, keys, 2, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, eslot))
+		{
+			int64		processed = DatumGetInt64(slot_getattr(eslot, DDLN_EV_PROCESSED + 1, &isnull));
+
+			if ((need & ~processed) == 0)
+				continue;
+			if (n == max)
+			{
+				max *= 2;
+				*list = repalloc_huge(*list, sizeof(DdlnEventKey) * max);
+			}
+			(*list)[n].xid = fxid;
+			(*list)[n].id = DatumGetInt64(slot_getattr(eslot, DDLN_EV_ID + 1, &isnull));
+			(*list)[n].pos = pos;
+			n++;
+		}
+	}
+
+	index_endscan(scan);
+	index_endscan(walk);
+	ExecDropSingleTupleTableSlot(eslot);
+	ExecDropSingleTupleTableSlot(oslot);
+	UnregisterSnapshot(snap);
+	index_close(event_idx, AccessShareLock);
+	table_close(event_rel, AccessShareLock);
+	index_close(order_idx, AccessShareLock);
+	table_close(order_rel, AccessShareLock);
+	return n;
+}
+
+/*
+ * wait_for_delivery()'s later looks: is every event of "list" (*n of them,
+ * from DdlnWaitCollect) handled by each subscriber of "pts" whose slot is in
+ * "waited" and needs it?  Each event is looked up by its key in event_xid,
+ * with a snapshot taken now: its row gone, or its processed bits covering
+ * the need of every subscriber of "pts", it leaves the list for good; one
+ * still needed only by subscribers not waited for (paused) stays, as they
+ * may resume.  The look stops at the first event a waited-for subscriber
+ * still needs: the deliverers go in the list's order, so a poll costs about
+ * what was handled since the last one, not the length of the list, and
+ * nothing of the dead rows an old snapshot keeps.
+ */
+bool
+DdlnWaitCheck(const DdlnSubscriptionPoints *pts, int64 waited,
+			  DdlnEventKey *list, int *n)
+{
+	const DdlnRelids *relids = DdlnGetRelids(false);
+	Relation	rel = table_open(relids->event, AccessShareLock);
+	Relation	idx = index_open(relids->event_xid, AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	Snapshot	snap = RegisterSnapshot(GetLatestSnapshot());
+	IndexScanDesc scan = DdlnIndexBeginScan(rel, idx, snap, 2, 0);
+	FullTransactionId last_xid = InvalidFullTransactionId;
+	int64		need = 0;
+	int			keep = 0;
+	bool		waiting = false;
+	int			i;
+
+	for (i = 0; i < *n && !waiting; i++)
+	{
+		ScanKeyData keys[2];
+		bool		isnull;
+		int64		processed;
+
+		if (i == 0 || !FullTransactionIdEquals(list[i].xid, last_xid))
+		{
+			last_xid = list[i].xid;
+			need = DdlnNeedOf(pts, last_xid);
+		}
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ,
+					FullTransactionIdGetDatum(list[i].xid));
+		ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(list[i].id));
+		index_rescan(scan, keys, 2, NULL, 0);
+		if (!index_getnext_slot(scan, ForwardScanDirection, slot))
+			continue;			/* gone: everyone who needed it handled it */
+		processed = DatumGetInt64(slot_getattr(slot, DDLN_EV_PROCESSED + 1, &isnull));
+		if ((need & ~processed) == 0)
+			continue;
+		/* still waited for: it and the rest are looked at next time */
+		waiting = ((need & waited & ~processed) != 0);
+		list[keep++] = list[i];
+	}
+	if (keep < i)
+		memmove(&list[keep], &list[i], sizeof(DdlnEventKey) * (*n - i));
+	*n = keep + (*n - i);
+
+	index_endscan(scan);
+	UnregisterSnapshot(snap);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(idx, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return !waiting;
 }
 
 /* where the next recent sweep goes on (DdlnSweepWalk); 0: at the floor */

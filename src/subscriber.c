@@ -53,8 +53,8 @@
  * above every id in use.
  *
  * Floor: API: called through fmgr, by lifecycle.c and by ddl_notify.c's
- * commit callback; calls the engine (deliver.c, binding.c, trust.c), pool.c
- * and common.c.
+ * commit callback; calls the engine (deliver.c, binding.c, trust.c, and
+ * fetch.c for what wait_for_delivery() waits for), pool.c and common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -81,6 +81,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/xid8.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -90,6 +91,7 @@
 #include "utils/timestamp.h"
 
 #include "common.h"
+#include "engine.h"
 
 PG_FUNCTION_INFO_V1(ddl_notify_subscribe);
 PG_FUNCTION_INFO_V1(ddl_notify_unsubscribe);
@@ -970,12 +972,59 @@ DdlnDeadline(TimestampTz now, const Interval *timeout)
 }
 
 /*
+ * Every subscriber's subscription point (in the current memory context) and
+ * the slots of those wait_for_delivery() waits for: neither paused nor
+ * waiting for confirmation (on a subscriber table of 0.1.0: every one).
+ */
+static int64
+DdlnWaitPoints(bool state, DdlnSubscriptionPoints *pts)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	int64		waited = 0;
+
+	DdlnApiExec(state ?
+				"SELECT slot, start_snapshot, start_xid, enabled AND confirmed "
+				"FROM ddl_notify.subscriber" :
+				"SELECT slot, start_snapshot, start_xid, true FROM ddl_notify.subscriber",
+				0, NULL, NULL, NULL);
+	pts->n = (int) SPI_processed;
+	pts->slots = MemoryContextAlloc(cxt, sizeof(int32) * Max(pts->n, 1));
+	pts->snaps = MemoryContextAlloc(cxt, sizeof(Datum) * Max(pts->n, 1));
+	pts->start_xids = MemoryContextAlloc(cxt, sizeof(FullTransactionId) * Max(pts->n, 1));
+	for (int i = 0; i < pts->n; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		MemoryContext old;
+
+		pts->slots[i] = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		old = MemoryContextSwitchTo(cxt);
+		pts->snaps[i] = datumCopy(SPI_getbinval(tup, desc, 2, &isnull), false, -1);
+		MemoryContextSwitchTo(old);
+		pts->start_xids[i] = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 3, &isnull));
+		if (DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull)) && !isnull)
+			waited |= INT64CONST(1) << pts->slots[i];
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return waited;
+}
+
+/*
  * wait_for_delivery(timeout): true once every event committed before the call
  * has been handled by every subscriber that must see it; false at the timeout.
  * A paused subscriber (or one waiting for confirmation) is not waited for.
  * While it waits its database has a worker: the first time it finds work
  * left it wakes the database's worker, or queues the database for one (a
  * wake-up that never came, G14, does not make it wait in vain).
+ *
+ * What it waits for is fixed when the call begins (the transactions its
+ * snapshot sees), so the first look lists those events that some
+ * subscriber has yet to handle (fetch.c, DdlnWaitCollect: a walk from the
+ * position floor), and each later look, every 10 ms, reads only them, by
+ * key (DdlnWaitCheck): no look reads the dead rows an old snapshot keeps in
+ * the queue (issue 38).  The subscribers are read again at each look: one
+ * paused meanwhile is no longer waited for, one resumed is again.
  */
 Datum
 ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
@@ -983,10 +1032,11 @@ ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
 	Interval   *timeout;
 	TimestampTz deadline;
 	TimestampTz now;
-	Oid			argtypes[2] = {TEXTOID, XID8OID};
-	Datum		values[2];
-	char		nulls[2] = {' ', ' '};
+	Datum		visible;
 	FullTransactionId own;
+	DdlnEventKey *list = NULL;
+	int			nlist = 0;
+	MemoryContext look;
 	bool		done = false;
 	bool		asked = false;
 	bool		state = DdlnSubscriberHasNames();	/* 0.2.0: paused ones */
@@ -1005,32 +1055,31 @@ ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
 				 errmsg("ddl_notify.wait_for_delivery() cannot run in a REPEATABLE READ or SERIALIZABLE transaction"),
 				 errdetail("It must see the deliverers' commits as they happen.")));
 
-	values[0] = CStringGetTextDatum(DdlnSnapshotText(GetLatestSnapshot()));
+	visible = DirectFunctionCall1(pg_snapshot_in,
+								  CStringGetDatum(DdlnSnapshotText(GetLatestSnapshot())));
 	own = GetTopFullTransactionIdIfAny();
-	if (FullTransactionIdIsValid(own))
-		values[1] = FullTransactionIdGetDatum(own);
-	else
-		nulls[1] = 'n';
 
+	look = AllocSetContextCreate(CurrentMemoryContext, "ddl_notify wait",
+								 ALLOCSET_DEFAULT_SIZES);
 	/* not reached: in PostgreSQL 15 SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	for (;;)
+	for (bool first = true;; first = false)
 	{
-		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(look);
+		DdlnSubscriptionPoints pts;
+		int64		waited = DdlnWaitPoints(state, &pts);
 
-		DdlnApiExec(state ?
-					"SELECT NOT EXISTS (SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
-					"WHERE pg_catalog.pg_visible_in_snapshot(e.xid, $1::pg_catalog.pg_snapshot) "
-					"  AND e.xid IS DISTINCT FROM $2 AND s.enabled AND s.confirmed "
-					"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))" :
-					"SELECT NOT EXISTS (SELECT 1 FROM ddl_notify.event e, ddl_notify.subscriber s "
-					"WHERE pg_catalog.pg_visible_in_snapshot(e.xid, $1::pg_catalog.pg_snapshot) "
-					"  AND e.xid IS DISTINCT FROM $2 "
-					"  AND ddl_notify.is_pending(e.processed, e.xid, s.slot, s.start_snapshot, s.start_xid))",
-					2, argtypes, values, nulls);
-		done = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		SPI_freetuptable(SPI_tuptable);
+		if (first)
+		{
+			/* the list lives as long as the loop: in SPI's memory of the call */
+			MemoryContextSwitchTo(old);
+			nlist = DdlnWaitCollect(visible, own, &pts, &list);
+			MemoryContextSwitchTo(look);
+		}
+		done = DdlnWaitCheck(&pts, waited, list, &nlist);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(look);
 		if (done || GetCurrentTimestamp() >= deadline)
 			break;
 		/* never wait on a database nobody serves: wake its worker, or get one */
@@ -1045,5 +1094,6 @@ ddl_notify_wait_for_delivery(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 	}
 	SPI_finish();
+	MemoryContextDelete(look);
 	PG_RETURN_BOOL(done);
 }
