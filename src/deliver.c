@@ -449,6 +449,7 @@ typedef struct DdlnBatch
 	bool		moved_progress; /* "moved" went into the row */
 	DdlnProgress progress;
 	DdlnProgress moved;
+	TransactionId moved_xid;	/* the transaction that moved it */
 	TimestampTz created_at;		/* the subscriber's, the entry's key */
 } DdlnBatch;
 
@@ -1127,6 +1128,8 @@ DdlnRecordSuccess(DdlnSubscriber *sub, DdlnBatch *batch)
 		sv[4] = Int64GetDatum(batch->progress.last_event_id);
 		sv[5] = TimestampTzGetDatum(batch->progress.last_delivered_at);
 		DdlnRun(&q_move_progress, sv, nulls, false, 0);
+		DdlnProgressMoving(sub->id, sub->created_at, held);
+		batch->moved_xid = GetTopTransactionId();
 		batch->moved_progress = true;
 		return;
 	}
@@ -1163,7 +1166,7 @@ static DdlnQuery q_flush_progress = {
 /* One transaction: move what it can; "did" says which (after its COMMIT). */
 static void
 DdlnFlushProgressTx(int n, const int32 *ids, const TimestampTz *created,
-					DdlnProgress *moved, bool *did)
+					DdlnProgress *moved, bool *did, TransactionId *xid)
 {
 	char		lock_timeout[32];
 
@@ -1207,6 +1210,8 @@ DdlnFlushProgressTx(int n, const int32 *ids, const TimestampTz *created,
 		if (moved[i].last_event_id == 0)
 			nulls[4] = nulls[5] = 'n';
 		DdlnRun(&q_flush_progress, v, nulls, false, 0);
+		DdlnProgressMoving(ids[i], created[i], &moved[i]);
+		*xid = GetTopTransactionId();
 		did[i] = true;
 	}
 	SPI_finish();
@@ -1229,6 +1234,7 @@ DdlnFlushProgress(void)
 	TimestampTz *created;
 	DdlnProgress *moved;
 	bool	   *did;
+	TransactionId *xid;
 	int			n = DdlnProgressHeld(&ids, &created);
 	MemoryContext cxt = CurrentMemoryContext;
 
@@ -1236,9 +1242,11 @@ DdlnFlushProgress(void)
 		return;
 	moved = palloc0(sizeof(DdlnProgress) * n);
 	did = palloc0(sizeof(bool) * n);
+	/* the transaction that moved them (palloc'd: set inside PG_TRY) */
+	xid = palloc0(sizeof(TransactionId));
 	PG_TRY();
 	{
-		DdlnFlushProgressTx(n, ids, created, moved, did);
+		DdlnFlushProgressTx(n, ids, created, moved, did, xid);
 	}
 	PG_CATCH();
 	{
@@ -1254,7 +1262,7 @@ DdlnFlushProgress(void)
 	for (int i = 0; i < n; i++)
 	{
 		if (did[i])
-			DdlnProgressMoved(ids[i], created[i], &moved[i]);
+			DdlnProgressMoved(ids[i], created[i], *xid);
 	}
 }
 
@@ -1265,7 +1273,7 @@ DdlnProgressCommitted(int32 id, const DdlnBatch *batch)
 	if (batch->add_progress)
 		DdlnProgressAdd(id, batch->created_at, &batch->progress);
 	if (batch->moved_progress)
-		DdlnProgressMoved(id, batch->created_at, &batch->moved);
+		DdlnProgressMoved(id, batch->created_at, batch->moved_xid);
 }
 
 /*

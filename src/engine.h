@@ -150,7 +150,8 @@ typedef struct DdlnSweepFound
 extern bool DdlnProgressReserve(int32 id, TimestampTz created);
 extern bool DdlnProgressPending(int32 id, TimestampTz created, DdlnProgress *out);
 extern void DdlnProgressAdd(int32 id, TimestampTz created, const DdlnProgress *batch);
-extern void DdlnProgressMoved(int32 id, TimestampTz created, const DdlnProgress *moved);
+extern void DdlnProgressMoving(int32 id, TimestampTz created, const DdlnProgress *moved);
+extern void DdlnProgressMoved(int32 id, TimestampTz created, TransactionId xid);
 extern void DdlnProgressForget(const int32 *ids, int n);
 extern int	DdlnProgressHeld(int32 **ids, TimestampTz **created);
 

@@ -23,11 +23,25 @@
  *	 transaction committed (DdlnProgressMoved).  So the row gets one
  *	 version per subscriber per DDLN_PROGRESS_FLUSH_MS at most, whatever
  *	 the number of batches.
+ * - A move is noted before its COMMIT, with its transaction and what it
+ *	 takes out (DdlnProgressMoving).  The next deliverer to hold the row's
+ *	 lock settles it if its mover has not yet (DdlnProgressSettle: that
+ *	 transaction has ended; committed, its counts leave shared memory;
+ *	 else the note is dropped), before it reads the counts: a second
+ *	 deliverer of the database (two workers) that took the lock between
+ *	 the mover's COMMIT and its DdlnProgressMoved moved the same counts
+ *	 again, and the view's delivered went up, then down (issue 38).  The
+ *	 mover's own DdlnProgressMoved does nothing for a move settled already.
  * - Only the deliverer holding a subscriber's row lock (G8) adds or moves
  *	 its counts; readers take the lock shared.
  * - subscriber_status adds the row's counts and these
- *	 (ddl_notify.subscriber_progress()).  A reader that runs while a move
- *	 commits may see that move's counts twice or not at all, once.
+ *	 (ddl_notify.subscriber_progress()), with the last move put back for a
+ *	 reader whose snapshot does not see it in the row although it left
+ *	 shared memory, and left out for one that sees it in the row before it
+ *	 left (DdlnProgressAsSeen): a reading never counts a move twice or not
+ *	 at all, and a REPEATABLE READ reader's count does not go down across
+ *	 one move.  Across two moves (30 s apart at least) such a reader may
+ *	 still miss the earlier one.
  * - A worker giving its slot back, or told to stop (SIGTERM) between
  *	 rounds, moves its database's counts first, in a transaction of its
  *	 own, for each subscriber whose row it can lock at once
@@ -60,7 +74,9 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -103,6 +119,9 @@ typedef struct DdlnProgressEntry
 								 * that id */
 	DdlnProgress counts;		/* not yet in the row */
 	TimestampTz moved_at;		/* last move into the row, or creation */
+	TransactionId move_xid;		/* the last move's transaction, if any */
+	DdlnProgress move;			/* what it moved into the row */
+	bool		move_done;		/* taken out of counts (it committed) */
 } DdlnProgressEntry;
 
 static LWLock *progress_lock = NULL;
@@ -190,14 +209,73 @@ DdlnProgressReserve(int32 id, TimestampTz created)
 		e->created = created;
 		memset(&e->counts, 0, sizeof(e->counts));
 		e->moved_at = GetCurrentTimestamp();
+		e->move_xid = InvalidTransactionId;
+		e->move_done = false;
 	}
 	LWLockRelease(progress_lock);
 	return e != NULL;
 }
 
+/* Take a committed move out of the counts, once (the caller holds the lock). */
+static void
+DdlnProgressTakeOut(DdlnProgressEntry *e)
+{
+	e->counts.delivered -= e->move.delivered;
+	e->counts.filtered -= e->move.filtered;
+	e->counts.loop_suppressed -= e->move.loop_suppressed;
+	/* the row has it now; no batch since: nothing of ours is newer */
+	if (e->counts.last_event_id == e->move.last_event_id)
+	{
+		e->counts.last_event_id = 0;
+		e->counts.last_delivered_at = 0;
+	}
+	e->move_done = true;
+}
+
+/*
+ * Settle the subscriber's last move if its mover has not (it commits, then
+ * calls DdlnProgressMoved; a deliverer that takes the row's lock in
+ * between must not move the same counts again, which made the view's
+ * delivered count jump up and then fall back).  The caller holds the
+ * subscriber's row lock, so that move's transaction has ended: committed,
+ * its counts leave shared memory; else (rolled back, or its process
+ * ended) it is forgotten.
+ */
+static void
+DdlnProgressSettle(int32 id, TimestampTz created)
+{
+	DdlnProgressEntry *e;
+	TransactionId xid = InvalidTransactionId;
+	bool		committed;
+
+	LWLockAcquire(progress_lock, LW_SHARED);
+	e = DdlnProgressFind(id, created);
+	if (e != NULL && TransactionIdIsValid(e->move_xid) && !e->move_done)
+		xid = e->move_xid;
+	LWLockRelease(progress_lock);
+	if (!TransactionIdIsValid(xid))
+		return;
+	/* the clog is read without the LWLock held */
+	committed = TransactionIdDidCommit(xid);
+	LWLockAcquire(progress_lock, LW_EXCLUSIVE);
+	e = DdlnProgressFind(id, created);
+	if (e != NULL && TransactionIdEquals(e->move_xid, xid) && !e->move_done)
+	{
+		if (committed)
+		{
+			DdlnProgressTakeOut(e);
+			e->moved_at = GetCurrentTimestamp();
+		}
+		else
+			e->move_xid = InvalidTransactionId;
+	}
+	LWLockRelease(progress_lock);
+}
+
 /*
  * The counts shared memory holds for the subscriber (zeros if none), and
- * whether it is time to move them into the row.
+ * whether it is time to move them into the row.  A move of another
+ * deliverer that committed is settled first.
  */
 bool
 DdlnProgressPending(int32 id, TimestampTz created, DdlnProgress *out)
@@ -208,6 +286,7 @@ DdlnProgressPending(int32 id, TimestampTz created, DdlnProgress *out)
 	memset(out, 0, sizeof(*out));
 	if (progress_hash == NULL)
 		return false;
+	DdlnProgressSettle(id, created);
 	LWLockAcquire(progress_lock, LW_SHARED);
 	e = DdlnProgressFind(id, created);
 	if (e != NULL)
@@ -246,11 +325,14 @@ DdlnProgressAdd(int32 id, TimestampTz created, const DdlnProgress *batch)
 }
 
 /*
- * After the COMMIT of a transaction that added "moved" (what
- * DdlnProgressPending returned) to the row: take it out of shared memory.
+ * In the transaction that adds "moved" (what DdlnProgressPending returned)
+ * to the row, after that UPDATE (the transaction has its xid), before its
+ * COMMIT: note the move, so that a deliverer that takes the row's lock
+ * before DdlnProgressMoved, and a reader of subscriber_status, know what
+ * it moved.
  */
 void
-DdlnProgressMoved(int32 id, TimestampTz created, const DdlnProgress *moved)
+DdlnProgressMoving(int32 id, TimestampTz created, const DdlnProgress *moved)
 {
 	DdlnProgressEntry *e;
 
@@ -260,15 +342,30 @@ DdlnProgressMoved(int32 id, TimestampTz created, const DdlnProgress *moved)
 	e = DdlnProgressFind(id, created);
 	if (e != NULL)
 	{
-		e->counts.delivered -= moved->delivered;
-		e->counts.filtered -= moved->filtered;
-		e->counts.loop_suppressed -= moved->loop_suppressed;
-		/* the row has it now; no batch since: nothing of ours is newer */
-		if (e->counts.last_event_id == moved->last_event_id)
-		{
-			e->counts.last_event_id = 0;
-			e->counts.last_delivered_at = 0;
-		}
+		e->move_xid = GetTopTransactionId();
+		e->move = *moved;
+		e->move_done = false;
+	}
+	LWLockRelease(progress_lock);
+}
+
+/*
+ * After the COMMIT of transaction "xid", which noted its move
+ * (DdlnProgressMoving): take what it moved out of shared memory, unless
+ * a deliverer settled it already.
+ */
+void
+DdlnProgressMoved(int32 id, TimestampTz created, TransactionId xid)
+{
+	DdlnProgressEntry *e;
+
+	if (progress_hash == NULL)
+		return;
+	LWLockAcquire(progress_lock, LW_EXCLUSIVE);
+	e = DdlnProgressFind(id, created);
+	if (e != NULL && TransactionIdEquals(e->move_xid, xid) && !e->move_done)
+	{
+		DdlnProgressTakeOut(e);
 		e->moved_at = GetCurrentTimestamp();
 	}
 	LWLockRelease(progress_lock);
@@ -487,6 +584,42 @@ DdlnStatusScan(Relation rel, Snapshot snap, DdlnStatusRow *rows, int n,
 }
 
 /*
+ * The counts of entry "e" that a reader of the row with snapshot "snap"
+ * (the view's) adds to it: shared memory's, with the last move put back if
+ * the row as read lacks it (the move committed after the snapshot and was
+ * taken out since) and left out if the row has it (it committed, and was
+ * not taken out yet).  So one reading never sees a move twice or not at
+ * all, nor does a REPEATABLE READ reader across one move.  Called with the
+ * progress lock held.
+ */
+static void
+DdlnProgressAsSeen(const DdlnProgressEntry *e, Snapshot snap, DdlnProgress *out)
+{
+	bool		in_row;
+	int			sign = 0;
+
+	*out = e->counts;
+	if (!TransactionIdIsValid(e->move_xid))
+		return;
+	in_row = !XidInMVCCSnapshot(e->move_xid, snap) &&
+		TransactionIdDidCommit(e->move_xid);
+	if (e->move_done && !in_row)
+		sign = 1;
+	else if (!e->move_done && in_row)
+		sign = -1;
+	out->delivered += sign * e->move.delivered;
+	out->filtered += sign * e->move.filtered;
+	out->loop_suppressed += sign * e->move.loop_suppressed;
+	if (sign == 1 && out->last_event_id == 0)
+	{
+		out->last_event_id = e->move.last_event_id;
+		out->last_delivered_at = e->move.last_delivered_at;
+	}
+	else if (sign == -1 && out->last_event_id == e->move.last_event_id)
+		out->last_event_id = 0;
+}
+
+/*
  * ddl_notify.subscriber_progress(): per subscriber of this database, the
  * counts not yet in its row and its pending events (exact, or estimated
  * past DDLN_STATUS_EXACT_BLOCKS), for subscriber_status.  Executable by
@@ -536,8 +669,11 @@ ddl_notify_subscriber_progress(PG_FUNCTION_ARGS)
 		bool		nulls[11] = {false};
 		DdlnProgressEntry *e = progress_hash != NULL ?
 			DdlnProgressFind(rows[i].id, rows[i].created) : NULL;
-		DdlnProgress zero = {0};
-		const DdlnProgress *c = e != NULL ? &e->counts : &zero;
+		DdlnProgress counts = {0};
+		const DdlnProgress *c = &counts;
+
+		if (e != NULL)
+			DdlnProgressAsSeen(e, GetActiveSnapshot(), &counts);
 
 		values[0] = Int32GetDatum(rows[i].id);
 		values[1] = Int64GetDatum(c->delivered);
