@@ -189,8 +189,9 @@ while :; do
 	cpu=$((TICKS * 1000 / HZ))
 	st=$(query_ms "SELECT * FROM ddl_notify.subscriber_status")
 	wt=$(query_ms "SELECT ddl_notify.wait_for_delivery('10s')")
-	# a reading of the counters below the previous one (seen once with two
-	# workers in the database) gives no figure for the interval: n/a
+	# a reading of the counters below the previous one (seen with two
+	# workers in the database, before progress.c settled each move of the
+	# counts once; docs/performance.md) gives no figure for the interval: n/a
 	cpuk=$(awk -v c="$cpu" -v d="$dd" 'BEGIN { if (d > 0) printf "%.2f", c * 1000 / d; else print "n/a" }')
 	if [[ $ph == before ]]; then
 		if ((n > 1)); then
