@@ -311,4 +311,14 @@ typedef struct JsonbParseState *DdlnJsonbState;
 #define DDLN_SIGNAL_ARGS_PASSED		postgres_signal_arg
 #endif
 
+/*
+ * The oldest xid whose status the clog still holds (read under
+ * XactTruncationLock): 17 renamed ShmemVariableCache to TransamVariables.
+ */
+#if PG_VERSION_NUM >= 170000
+#define DdlnOldestClogXid()		(TransamVariables->oldestClogXid)
+#else
+#define DdlnOldestClogXid()		(ShmemVariableCache->oldestClogXid)
+#endif
+
 #endif							/* DDLN_COMPAT_H */

@@ -74,8 +74,8 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "access/transam.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -86,6 +86,7 @@
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -233,13 +234,32 @@ DdlnProgressTakeOut(DdlnProgressEntry *e)
 }
 
 /*
+ * Did move transaction "xid" commit?  False in "*known" for one so old that
+ * the clog no longer holds it (a move whose mover ended between its COMMIT
+ * and DdlnProgressMoved, with no batch of the subscriber since), rather
+ * than the clog's error.
+ */
+static bool
+DdlnMoveCommitted(TransactionId xid, bool *known)
+{
+	bool		committed = false;
+
+	LWLockAcquire(XactTruncationLock, LW_SHARED);
+	*known = !TransactionIdPrecedes(xid, DdlnOldestClogXid());
+	if (*known)
+		committed = TransactionIdDidCommit(xid);
+	LWLockRelease(XactTruncationLock);
+	return committed;
+}
+
+/*
  * Settle the subscriber's last move if its mover has not (it commits, then
  * calls DdlnProgressMoved; a deliverer that takes the row's lock in
  * between must not move the same counts again, which made the view's
  * delivered count jump up and then fall back).  The caller holds the
  * subscriber's row lock, so that move's transaction has ended: committed,
  * its counts leave shared memory; else (rolled back, or its process
- * ended) it is forgotten.
+ * ended, or too old to tell) it is forgotten.
  */
 static void
 DdlnProgressSettle(int32 id, TimestampTz created)
@@ -247,16 +267,19 @@ DdlnProgressSettle(int32 id, TimestampTz created)
 	DdlnProgressEntry *e;
 	TransactionId xid = InvalidTransactionId;
 	bool		committed;
+	bool		known;
 
 	LWLockAcquire(progress_lock, LW_SHARED);
 	e = DdlnProgressFind(id, created);
 	if (e != NULL && TransactionIdIsValid(e->move_xid) && !e->move_done)
 		xid = e->move_xid;
 	LWLockRelease(progress_lock);
-	if (!TransactionIdIsValid(xid))
+	/* (this transaction's own, or one still running: not settled here) */
+	if (!TransactionIdIsValid(xid) || TransactionIdIsCurrentTransactionId(xid) ||
+		TransactionIdIsInProgress(xid))
 		return;
 	/* the clog is read without the LWLock held */
-	committed = TransactionIdDidCommit(xid);
+	committed = DdlnMoveCommitted(xid, &known);
 	LWLockAcquire(progress_lock, LW_EXCLUSIVE);
 	e = DdlnProgressFind(id, created);
 	if (e != NULL && TransactionIdEquals(e->move_xid, xid) && !e->move_done)
@@ -596,13 +619,17 @@ static void
 DdlnProgressAsSeen(const DdlnProgressEntry *e, Snapshot snap, DdlnProgress *out)
 {
 	bool		in_row;
+	bool		known = true;
 	int			sign = 0;
 
 	*out = e->counts;
 	if (!TransactionIdIsValid(e->move_xid))
 		return;
+	/* a move taken out committed; one not yet, ask the clog */
 	in_row = !XidInMVCCSnapshot(e->move_xid, snap) &&
-		TransactionIdDidCommit(e->move_xid);
+		(e->move_done || DdlnMoveCommitted(e->move_xid, &known));
+	if (!known)
+		return;
 	if (e->move_done && !in_row)
 		sign = 1;
 	else if (!e->move_done && in_row)
