@@ -59,7 +59,9 @@
  *					CALL ddl_notify.deliver() and the background worker
  *	  fetch.c		for the engine: the read of a subscriber's pending events
  *					(two index walks, no SQL) and the writes of processed
- *					bits and deletes (heap, no SQL); engine.h holds their types
+ *					bits and deletes (heap, no SQL); engine.h holds their types;
+ *					the position floors a database's backends share; and
+ *					wait_for_delivery()'s reads of what it waits for
  *	  imagetexts.c	for the engine: which keys of the relation images hold
  *					texts, and details without them for a subscriber whose
  *					owner may not read event.query
