@@ -17,8 +17,8 @@
 #     those, by key (DdlnWaitCheck).  Here: the blocks one call reads of
 #     event, commit_order and their indexes (pg_stat_get_xact_blocks_fetched)
 #     stay about the same when 3,000 more delivered transactions' rows are
-#     kept by a held snapshot; the statement it replaced read every block of
-#     event's heap.
+#     kept by a held snapshot (24-28 here); the statement it replaced read
+#     every block of event's heap (94, then 367: this test failed with it).
 # G4  A transaction that drew its commit position, then waits before it
 #     becomes visible (synchronous replication, as in
 #     014_commit_position_hole.pl), while later transactions commit and are
