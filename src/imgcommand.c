@@ -193,6 +193,37 @@ DdlnImageRememberPartitions(List *cmds)
 	}
 }
 
+/* "before" of a RENAME of a relation, a column, a constraint or an index. */
+static void
+DdlnImageRememberRename(RenameStmt *stmt)
+{
+	ObjectType	type = stmt->renameType;
+
+	/* RENAME COLUMN (ATTRIBUTE) says on what; RENAME CONSTRAINT does not */
+	if (type == OBJECT_COLUMN || type == OBJECT_ATTRIBUTE)
+		type = stmt->relationType;
+	else if (type == OBJECT_TABCONSTRAINT)
+		type = OBJECT_TABLE;
+	if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
+		type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE ||
+		(type == OBJECT_TYPE && stmt->relation != NULL))
+		DdlnImageRemember(stmt->relation, AccessExclusiveLock, false, &pending);
+	else if (stmt->renameType == OBJECT_INDEX)
+	{
+		/*
+		 * ALTER INDEX RENAME locks an index so (RenameRelation); named a
+		 * table, it renames the table, under the lock ALTER TABLE RENAME
+		 * takes
+		 */
+		Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+
+		if (OidIsValid(relid) && DdlnImageKind(get_rel_relkind(relid)))
+			DdlnImageRemember(stmt->relation, AccessExclusiveLock, false, &pending);
+		else
+			DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true, &pending);
+	}
+}
+
 /*
  * ddl_command_start: forget the images of an earlier command, then read
  * "before" for the commands that change a relation in place.
@@ -233,35 +264,8 @@ DdlnImageCommandStart(Node *parsetree)
 							  false, &pending);
 			break;
 		case T_RenameStmt:
-			{
-				RenameStmt *stmt = (RenameStmt *) parsetree;
-				ObjectType	type = stmt->renameType;
-
-				/* RENAME COLUMN (ATTRIBUTE) says on what; RENAME CONSTRAINT does not */
-				if (type == OBJECT_COLUMN || type == OBJECT_ATTRIBUTE)
-					type = stmt->relationType;
-				else if (type == OBJECT_TABCONSTRAINT)
-					type = OBJECT_TABLE;
-				if (type == OBJECT_TABLE || type == OBJECT_VIEW || type == OBJECT_MATVIEW ||
-					type == OBJECT_FOREIGN_TABLE || type == OBJECT_SEQUENCE ||
-					(type == OBJECT_TYPE && stmt->relation != NULL))
-					DdlnImageRemember(stmt->relation, AccessExclusiveLock, false, &pending);
-				else if (stmt->renameType == OBJECT_INDEX)
-				{
-					/*
-					 * ALTER INDEX RENAME locks an index so (RenameRelation);
-					 * named a table, it renames the table, under the lock
-					 * ALTER TABLE RENAME takes
-					 */
-					Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-
-					if (OidIsValid(relid) && DdlnImageKind(get_rel_relkind(relid)))
-						DdlnImageRemember(stmt->relation, AccessExclusiveLock, false, &pending);
-					else
-						DdlnImageRemember(stmt->relation, ShareUpdateExclusiveLock, true, &pending);
-				}
-				break;
-			}
+			DdlnImageRememberRename((RenameStmt *) parsetree);
+			break;
 		case T_AlterObjectSchemaStmt:
 			{
 				AlterObjectSchemaStmt *stmt = (AlterObjectSchemaStmt *) parsetree;

@@ -1027,30 +1027,19 @@ DdlnRelOptionStrings(HeapTuple classtup)
 }
 
 /*
- * The indexes of "rel", by name, each with the constraint it implements
- * (read the constraints first), and the replica identity's index.  Their
- * pg_index rows come from one scan of pg_index by table (those of live
- * indexes, and valid ones as pg_dump reads them), their pg_class rows
- * from one scan too, and unless "like" stands for their definitions
- * ("reuse": an "after" whose "before" printed them) their pg_attribute
- * rows also (DdlnReadIndexRows).
+ * The pg_index rows of the indexes an image lists, from one scan of
+ * pg_index by table (catrel, open), sorted by OID; *n is their number and
+ * *replident the replica identity's index, if any.
  */
-static void
-DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool reuse)
+static DdlnIndexRows *
+DdlnImageIndexList(const DdlnImage *img, Relation catrel, int *n, Oid *replident)
 {
-	Oid			replident_index = InvalidOid;
 	int			allocated = 4;
-	int			n = 0;
-	DdlnIndexRows *rows;
-	Relation	catrel;
+	DdlnIndexRows *rows = palloc(sizeof(DdlnIndexRows) * allocated);
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	itup;
-	DdlnOpclassMemo *memo = DdlnOpclassMemoGet();
-	char	   *table = NULL;
 
-	rows = palloc(sizeof(DdlnIndexRows) * allocated);
-	catrel = table_open(IndexRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(img->relid));
 	scan = systable_beginscan(catrel, IndexIndrelidIndexId, true, NULL, 1, &key);
@@ -1072,19 +1061,43 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 			continue;
 		/* the replica identity's, as pg_dump reads it (not the relcache's) */
 		if (index->indisreplident && img->replident == REPLICA_IDENTITY_INDEX)
-			replident_index = index->indexrelid;
-		if (n == allocated)
+			*replident = index->indexrelid;
+		if (*n == allocated)
 		{
 			allocated *= 2;
 			rows = repalloc(rows, sizeof(DdlnIndexRows) * allocated);
 		}
-		rows[n].oid = index->indexrelid;
-		rows[n].itup = heap_copytuple(itup);
-		rows[n].ctup = NULL;
-		rows[n++].options = -1;
+		rows[*n].oid = index->indexrelid;
+		rows[*n].itup = heap_copytuple(itup);
+		rows[*n].ctup = NULL;
+		rows[(*n)++].options = -1;
 	}
 	systable_endscan(scan);
-	qsort(rows, n, sizeof(DdlnIndexRows), DdlnIndexRowsCmp);
+	qsort(rows, *n, sizeof(DdlnIndexRows), DdlnIndexRowsCmp);
+	return rows;
+}
+
+/*
+ * The indexes of "rel", by name, each with the constraint it implements
+ * (read the constraints first), and the replica identity's index.  Their
+ * pg_index rows come from one scan of pg_index by table (those of live
+ * indexes, and valid ones as pg_dump reads them), their pg_class rows
+ * from one scan too, and unless "like" stands for their definitions
+ * ("reuse": an "after" whose "before" printed them) their pg_attribute
+ * rows also (DdlnReadIndexRows).
+ */
+static void
+DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool reuse)
+{
+	Oid			replident_index = InvalidOid;
+	int			n = 0;
+	DdlnIndexRows *rows;
+	Relation	catrel;
+	DdlnOpclassMemo *memo = DdlnOpclassMemoGet();
+	char	   *table = NULL;
+
+	catrel = table_open(IndexRelationId, AccessShareLock);
+	rows = DdlnImageIndexList(img, catrel, &n, &replident_index);
 	if (n > 0)
 		DdlnReadIndexRows(rows, n, like == NULL || !reuse);
 
