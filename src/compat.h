@@ -148,6 +148,16 @@ DdlnAttStatTarget(Oid relid, Form_pg_attribute att)
 #endif
 
 /*
+ * standard_conforming_strings: PostgreSQL 19 has it always on, and no
+ * variable for it (relimage.c prints images with it on).
+ */
+#if PG_VERSION_NUM >= 190000
+#define DdlnStandardConformingStrings()	true
+#else
+#define DdlnStandardConformingStrings()	standard_conforming_strings
+#endif
+
+/*
  * An index scan (access/genam.h): 18 added the instrumentation argument
  * (NULL: none), 19 the scan's flags (access/tableam.h's ScanOptions;
  * SO_NONE: as before).

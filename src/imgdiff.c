@@ -218,7 +218,8 @@ DdlnFindPart(const DdlnImgPart *parts, const DdlnImgPart **byoid, int n, const c
 
 /*
  * Is a constraint or index of the same name another one now?  A constraint
- * whose definition changed; an index rebuilt (another OID) with another
+ * whose definition changed, or that a child only inherited and has of its
+ * own now (ADD CONSTRAINT merged it, NO INHERIT left it); an index rebuilt (another OID) with another
  * definition.  The same index keeps its OID while its definition text
  * follows a rename of its table: that is no change of the index.
  */
@@ -229,7 +230,9 @@ DdlnPartChanged(bool indexes, const DdlnImgPart *b, const DdlnImgPart *a)
 		return b->oid != a->oid && !DdlnSame(b->definition, a->definition);
 	if (DdlnConstraintAltered(b, a))
 		return false;
-	return !DdlnSame(b->definition, a->definition) || !DdlnSame(b->type, a->type);
+	/* (an INHERITS child's constraint it only inherited, its own now too) */
+	return !DdlnSame(b->definition, a->definition) || !DdlnSame(b->type, a->type) ||
+		b->inherited != a->inherited;
 }
 
 /*

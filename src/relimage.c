@@ -1231,7 +1231,7 @@ DdlnImgOutputSettings(void)
 		DdlnImgSet("extra_float_digits", "1");
 	if (bytea_output != BYTEA_OUTPUT_HEX)
 		DdlnImgSet("bytea_output", "hex");
-	if (!standard_conforming_strings)
+	if (!DdlnStandardConformingStrings())
 		DdlnImgSet("standard_conforming_strings", "on");
 	if (quote_all_identifiers)
 		DdlnImgSet("quote_all_identifiers", "off");
