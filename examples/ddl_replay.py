@@ -814,8 +814,10 @@ class Applier:
         have = read_type(self.cur, after['schema'], after['name'])
         if have is None:
             if not (ev.get('command_tag') or '').startswith('CREATE'):
-                raise NotUnderstood('%s %s is not in the copy (renamed or moved? the image says only '
-                                    'where it is now)' % (kind, rel))
+                # renamed or moved (the image says only where it is now):
+                # the statement's text, when it has it exactly
+                raise CannotApply('%s %s is not in the copy (renamed or moved? the image says only '
+                                  'where it is now)' % (kind, rel), ev)
             if kind == 'enum':
                 self.run('CREATE TYPE %s AS ENUM (%s)' % (rel, ', '.join(literal(l) for l in after['labels'])))
                 self.own(ev, 'TYPE', rel)

@@ -43,7 +43,8 @@
 #   it), a view whose query prints otherwise once made from its printed
 #   form (applied by its text), a composite type's attribute dropped and
 #   one added CASCADE to its typed table, a domain and a serial column's
-#   sequence made as another role (owned by it on the copy too);
+#   sequence made as another role (owned by it on the copy too), a domain
+#   renamed;
 # - a column's STORAGE, COMPRESSION and statistics target, CLUSTER ON and
 #   SET WITHOUT CLUSTER, ALTER INDEX ... SET / RESET, ATTACH and DETACH
 #   PARTITION: applied typed from the changes (issue 36; before, by the
@@ -358,6 +359,8 @@ SET ROLE replay_owner;
 CREATE DOMAIN lib.posint AS int CHECK (VALUE > 0);
 CREATE TABLE lib.owned (id serial);
 RESET ROLE;
+CREATE DOMAIN public.renamed_dom AS text;
+ALTER DOMAIN public.renamed_dom RENAME TO renamed_dom2;
 });
 ($rc, $err) = consume();
 is($rc, 0, 'regression shapes: applied and verified') or diag $err;
@@ -374,6 +377,8 @@ is( $node->safe_psql('dst', q{SELECT string_agg(a.attname, ',' ORDER BY attnum) 
 is( $node->safe_psql('dst', q{SELECT pg_get_userbyid(t.typowner), pg_get_userbyid(c.relowner)
 			FROM pg_type t, pg_class c WHERE t.oid = 'lib.posint'::regtype AND c.oid = 'lib.owned_id_seq'::regclass}),
 	'replay_owner|replay_owner', 'regression shapes: a domain and a serial column\'s sequence owned by the statement\'s role');
+is($node->safe_psql('dst', q{SELECT to_regtype('public.renamed_dom2') IS NOT NULL AND to_regtype('public.renamed_dom') IS NULL}),
+	't', 'regression shapes: a domain renamed (by its text: the image says only where it is now)');
 
 # 7e. a column's STORAGE, COMPRESSION and statistics target, CLUSTER ON,
 # an index's storage parameters, ATTACH and DETACH PARTITION: typed (one
