@@ -172,7 +172,11 @@ while (time() - $start < $seconds)
 	{
 		my @w = backend_pids('ddl_notify worker');
 		if (!@w) { $faults{skipped}++; next; }
+		# SELECT 1 may be answered before the postmaster has seen the
+		# worker die: wait for its restart of every process to begin
+		my $offset = -s $node->logfile;
 		kill 'KILL', $w[ int(rand(@w)) ];
+		$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
 		$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'the cluster did not come back';
 	}
 	elsif ($kind eq 'kill_client')
