@@ -231,6 +231,20 @@ is( $node->safe_psql('a',
 	'G10: a slow handler is cancelled at the timeout, twice, then dead-lettered');
 is(DdlNotifyTest::worker_pid($node, 'a'), $worker,
 	'G10: the ordinary cancel does not end the worker (same pid)');
+
+# After a failure above: what the engine recorded and logged, printed at
+# the very end of the output, where an excerpt of it (a CI's) shows it.
+my $report = '';
+unless (Test::More->builder->is_passing)
+{
+	$report = join("\n",
+		'dead letters: ' . $node->safe_psql('a',
+			"SELECT string_agg(subscriber || ' ' || attempts || ' ' || sqlstate || ' ' || error, E'\\n') FROM ddl_notify.dead_letter"),
+		'subscribers: ' . $node->safe_psql('a',
+			"SELECT string_agg(name || ' ' || attempts || ' ' || coalesce(last_error, '-'), E'\\n') FROM ddl_notify.subscriber_status"),
+		'calls: ' . $node->safe_psql('a', 'SELECT last_value FROM public.calls'),
+		'log:', grep { /ddl_notify: |FATAL|exited with/ && !/statement:/ } split /\n/, slurp_file($node->logfile));
+}
 $node->stop;
 
 # --- CALL ddl_notify.deliver() in a session --------------------------------
@@ -262,4 +276,5 @@ is($manual->safe_psql('postgres', 'SELECT last_value FROM public.calls'),
 	'1', 'G7: ... before it called the handler again (in backoff now)');
 $manual->stop;
 
+diag("033 failed; the first node's record:\n$report") if $report ne '';
 done_testing();

@@ -14,6 +14,7 @@
 # Usage: versions.sh [VERSION...]      default: 17 18 19
 #        TARGET=test-pg-regress versions.sh 18   another make target inside
 #        ONLY=regex versions.sh ...      passed on to make test
+#        (REPLAY_ONLY, REPLAY_CORPUS and REPLAY_VERBOSE are passed on too)
 #        TARGET=test-replay REGRESS_SOURCE_FROM=18 versions.sh 18 17 19
 #                                        replays 18's regression files on 17
 #                                        and 19 too (Debian serves no source
@@ -261,6 +262,8 @@ run_version()
 	echo "== PostgreSQL $v ($server): make $TARGET in $root/root/ddl_notify"
 	do_mount "$root" || { SUMMARY+=("PostgreSQL $v: mount failed: 0 passed, 1 failed"); TOTAL_F=$((TOTAL_F + 1)); do_umount; unlock_chroot; return; }
 	in_chroot "$root" ${ONLY:+ONLY="$ONLY"} ${REPLAY_UPDATE:+REPLAY_UPDATE="$REPLAY_UPDATE"} \
+		${REPLAY_ONLY:+REPLAY_ONLY="$REPLAY_ONLY"} ${REPLAY_CORPUS:+REPLAY_CORPUS="$REPLAY_CORPUS"} \
+		${REPLAY_VERBOSE:+REPLAY_VERBOSE="$REPLAY_VERBOSE"} \
 		${regress_source:+REPLAY_REGRESS_SOURCE="$regress_source"} \
 		make -C /root/ddl_notify "$TARGET" </dev/null 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
