@@ -153,6 +153,32 @@ def qname(schema, name):
     return ident(schema) + '.' + ident(name)
 
 
+def default_not_null_name(name1, name2):
+    """The name PostgreSQL gives a NOT NULL constraint it names itself
+    (makeObjectName): TABLE_COLUMN_not_null, or DOMAIN_not_null (name2
+    None), its parts cut (the longer first, at a character's end) to fit
+    63 bytes.  An image carries a column's or a domain's "not_null_name"
+    only when it is not this one."""
+    a = name1.encode('utf-8')
+    b = name2.encode('utf-8') if name2 is not None else b''
+    avail = 63 - len('_not_null') - (1 if name2 is not None else 0)
+    la, lb = len(a), len(b)
+    while la + lb > avail:
+        if la > lb:
+            la -= 1
+        else:
+            lb -= 1
+
+    def clip(raw, n):
+        while n > 0 and n < len(raw) and (raw[n] & 0xC0) == 0x80:
+            n -= 1      # not inside a character
+        return raw[:n].decode('utf-8')
+    out = clip(a, la)
+    if name2 is not None:
+        out += '_' + clip(b, lb)
+    return out + '_not_null'
+
+
 # --- building statements from an image -------------------------------------
 
 def column_sql(col):
@@ -166,6 +192,8 @@ def column_sql(col):
     elif col.get('default') is not None:
         parts.append('DEFAULT ' + col['default'])
     if col.get('not_null'):
+        if col.get('not_null_name'):
+            parts.append('CONSTRAINT ' + ident(col['not_null_name']))
         parts.append('NOT NULL')
     if col.get('identity'):
         parts.append('GENERATED %s AS IDENTITY' % col['identity'].upper())
@@ -274,8 +302,11 @@ def inherited_column_steps(image, columns):
     return steps
 
 
-def create_sql(image):
-    """CREATE statements that make the relation of an "after" image."""
+def create_sql(image, not_null_names=None):
+    """CREATE statements that make the relation of an "after" image.
+    not_null_names: for a partition, the NOT NULL constraints (by column)
+    to name in its CREATE, where the image's name is not the one the
+    parent would give (Applier.partition_not_null_names)."""
     kind = image['kind']
     rel = qname(image['schema'], image['name'])
     stmts = []
@@ -294,10 +325,14 @@ def create_sql(image):
         # partitioned table's constraints and indexes come from its parent;
         # what it has of its own is added by name below
         parent = image['partition_of']
-        stmts.append('CREATE %s%s %s PARTITION OF %s %s' % (
+        named = ''
+        if not_null_names:
+            named = ' (%s)' % ', '.join('%s WITH OPTIONS CONSTRAINT %s NOT NULL' % (ident(c), ident(n))
+                                        for c, n in not_null_names.items())
+        stmts.append('CREATE %s%s %s PARTITION OF %s%s %s' % (
             'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
-            qname(parent['schema'], parent['name']), image['partition_bound']))
+            qname(parent['schema'], parent['name']), named, image['partition_bound']))
         if kind == 'partitioned table':
             stmts[-1] += ' PARTITION BY ' + image['partition_key']
         stmts[-1] += with_sql(image)
@@ -410,6 +445,7 @@ class Applier:
         self.verbose = verbose
         self.counts = counts    # what was applied, by kind: for --stats
         self.last_sql = None
+        self.server_version = cur.connection.server_version    # 180006: 18.6
 
     def run(self, sql, params=None):
         if self.verbose:
@@ -509,10 +545,11 @@ class Applier:
             ' WHERE conindid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s))',
             (qname(schema, name), qname(schema, name)))
 
-    def apply_changes(self, before, after, changes):
+    def apply_changes(self, before, after, changes, subcommands=None):
         """One statement per change, to the relation as "before" names it
         (a rename or SET SCHEMA moves on to its new name), in an order
-        PostgreSQL accepts (change_order)."""
+        PostgreSQL accepts (change_order); then each ALTER COLUMN TYPE of
+        the statement that changed no type (retype_again)."""
         kind = KIND_SQL.get((after or before)['kind'])
         if kind is None:
             raise NotUnderstood('changes of a %s' % (after or before)['kind'])
@@ -719,6 +756,73 @@ class Applier:
                     self.run(alter + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
             else:
                 raise NotUnderstood('change "%s"' % op)
+        if kind == 'TABLE':
+            self.retype_again(qname(schema, name), after, changes, subcommands)
+
+    def not_null_constraints(self, rel):
+        """The copy's NOT NULL constraints of a relation (18 on: none
+        before), by column: (name, whether the relation has it of its
+        own only, not inherited)."""
+        self.cur.execute(
+            'SELECT a.attname::text, c.conname::text, c.coninhcount OPERATOR(pg_catalog.=) 0'
+            ' FROM pg_catalog.pg_constraint c JOIN pg_catalog.pg_attribute a'
+            ' ON a.attrelid OPERATOR(pg_catalog.=) c.conrelid'
+            ' AND a.attnum OPERATOR(pg_catalog.=) c.conkey[1]'
+            ' WHERE c.conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND c.contype OPERATOR(pg_catalog.=) \'n\'', (rel,))
+        return {r[0]: (r[1], r[2]) for r in self.cur.fetchall()}
+
+    def partition_not_null_names(self, after):
+        """For a partition about to be made: the NOT NULL constraints whose
+        name in the image is not the one its parent's would give it on the
+        copy (a partition takes its parent's names, unless its statement
+        named its own: PARTITION OF t (b NOT NULL)), by column.  Empty
+        before 18, where a column's NOT NULL has no name."""
+        if self.server_version < 180000:
+            return {}
+        parent = after['partition_of']
+        have = self.not_null_constraints(qname(parent['schema'], parent['name']))
+        out = {}
+        for c in after.get('columns', []):
+            if c.get('not_null'):
+                want = c.get('not_null_name') or default_not_null_name(after['name'], c['name'])
+                if have.get(c['name'], (None,))[0] != want:
+                    out[c['name']] = want
+        return out
+
+    def sync_not_null_names(self, after):
+        """Give each NOT NULL constraint of the relation (18 on) the name
+        "after" says (its column's "not_null_name", else PostgreSQL's
+        default name), where the copy named it otherwise: SET NOT NULL or
+        a LIKE name theirs as PostgreSQL does, not as the source's
+        statement did.  A constraint the copy's table inherits cannot be
+        renamed there: left as it is, for the verification to show."""
+        if after is None or not after.get('columns') or after.get('kind') not in KIND_SQL:
+            return
+        rel = qname(after['schema'], after['name'])
+        have = self.not_null_constraints(rel)
+        for c in after['columns']:
+            if not c.get('not_null') or c['name'] not in have:
+                continue
+            want = c.get('not_null_name') or default_not_null_name(after['name'], c['name'])
+            now, own = have[c['name']]
+            if now != want and own:
+                self.run('ALTER %s %s RENAME CONSTRAINT %s TO %s' % (
+                    KIND_SQL[after['kind']], rel, ident(now), ident(want)))
+
+    def retype_again(self, rel, after, changes, subcommands):
+        """ALTER COLUMN TYPE to the type the column has changes nothing an
+        image of the table shows, but PostgreSQL 18 makes the NOT NULL
+        constraints of its partitions and children again under the
+        table's names: run it here too, for each such subcommand."""
+        retyped = {ch.get('column') for ch in changes if ch['op'] in ('alter column type', 'set collation')}
+        for sc in subcommands or []:
+            col = after_column(after, sc.get('name'))
+            if sc.get('kind') != 'ALTER COLUMN TYPE' or col is None or col['name'] in retyped:
+                continue
+            self.run('ALTER TABLE %s ALTER COLUMN %s TYPE %s%s' % (
+                rel, ident(col['name']), col['type'],
+                ' COLLATE ' + col['collation'] if col.get('collation') else ''))
 
     def column_state(self, schema, table, column, what):
         """A column's NOT NULL (what 'not_null') or default or generated
@@ -822,12 +926,14 @@ class Applier:
                 self.run('CREATE TYPE %s AS ENUM (%s)' % (rel, ', '.join(literal(l) for l in after['labels'])))
                 self.own(ev, 'TYPE', rel)
                 return
-            self.run('CREATE DOMAIN %s AS %s%s%s%s' % (
+            self.run('CREATE DOMAIN %s AS %s%s%s%s%s' % (
                 rel, after['type'], ' COLLATE ' + after['collation'] if after.get('collation') else '',
                 ' DEFAULT ' + after['default'] if after.get('default') is not None else '',
+                ' CONSTRAINT ' + ident(after['not_null_name']) if after.get('not_null_name') else '',
                 ' NOT NULL' if after.get('not_null') else ''))
             self.own(ev, 'DOMAIN', rel)
             have = {'constraints': [], 'default': after.get('default'), 'not_null': after.get('not_null'),
+                    'not_null_name': after.get('not_null_name'),
                     'type': after['type'], 'collation': after.get('collation')}
         if kind == 'enum':
             self.sync_enum(rel, have['labels'], after['labels'])
@@ -839,6 +945,13 @@ class Applier:
             self.run(alter + ('DROP DEFAULT' if after.get('default') is None else 'SET DEFAULT ' + after['default']))
         if bool(have.get('not_null')) != bool(after.get('not_null')):
             self.run(alter + ('SET NOT NULL' if after.get('not_null') else 'DROP NOT NULL'))
+            have['not_null_name'] = None    # SET NOT NULL names it as PostgreSQL does
+        if after.get('not_null'):
+            # its NOT NULL constraint's name (17 on), the default one unless the image says
+            now = have.get('not_null_name') or default_not_null_name(after['name'], None)
+            want_name = after.get('not_null_name') or default_not_null_name(after['name'], None)
+            if now != want_name:
+                self.run(alter + 'RENAME CONSTRAINT %s TO %s' % (ident(now), ident(want_name)))
         want, got = by_name(after.get('constraints')), by_name(have.get('constraints'))
         for n in sorted(got):
             if n not in want:
@@ -943,11 +1056,13 @@ class Applier:
         elif after is not None and after.get('kind') in ('domain', 'enum'):
             self.apply_type(ev, after)
         elif changes is not None and before is not None:
-            self.apply_changes(before, after, changes)
+            self.apply_changes(before, after, changes, details.get('subcommands'))
+            self.sync_not_null_names(after)
         elif after is not None and before is None and (otype in KIND_SQL or after.get('kind') == 'composite type'):
             key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
             self.counts[key] = self.counts.get(key, 0) + 1
-            for stmt in create_sql(after):
+            names = self.partition_not_null_names(after) if after.get('partition_of') else None
+            for stmt in create_sql(after, names):
                 if isinstance(stmt, IfMissing):
                     there = (self.constraint_exists(stmt.schema, stmt.table, stmt.name)
                              if stmt.what == 'constraint'
@@ -959,6 +1074,7 @@ class Applier:
                         self.run(stmt.sql)
                 else:
                     self.run(stmt)
+            self.sync_not_null_names(after)
             self.own(ev, KIND_SQL[after['kind']], qname(after['schema'], after['name']))
         else:
             return False        # nothing here applies it: the main loop decides
@@ -987,7 +1103,7 @@ IMAGE_KEYS = {'kind', 'name', 'schema', 'columns', 'indexes', 'constraints',
               'partition_key', 'partition_of', 'partition_bound', 'server', 'options',
               'unlogged', 'reloptions', 'inherits', 'of_type',
               'type', 'start', 'increment', 'min', 'max', 'cache', 'cycle', 'owned_by',
-              'labels', 'default', 'collation', 'not_null'}
+              'labels', 'default', 'collation', 'not_null', 'not_null_name'}
 
 RELKIND_NAME = {'r': 'table', 'p': 'partitioned table', 'v': 'view',
                 'm': 'materialized view', 'f': 'foreign table', 'S': 'sequence',
@@ -1042,7 +1158,10 @@ def read_image(cur, schema, name):
         # target when set (-1 up to 16, NULL from 17 on: the default)
         ' CASE WHEN a.attstorage OPERATOR(pg_catalog.<>) t.typstorage THEN a.attstorage::text END,'
         ' NULLIF(a.attcompression::text, \'\'),'
-        ' CASE WHEN a.attstattarget OPERATOR(pg_catalog.>=) 0 THEN a.attstattarget::int END'
+        ' CASE WHEN a.attstattarget OPERATOR(pg_catalog.>=) 0 THEN a.attstattarget::int END,'
+        # its NOT NULL constraint's name (18 on)
+        ' (SELECT conname::text FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) a.attrelid'
+        '  AND contype OPERATOR(pg_catalog.=) \'n\' AND conkey[1] OPERATOR(pg_catalog.=) a.attnum)'
         ' FROM pg_attribute a JOIN pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid'
         ' LEFT JOIN pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid'
         '  AND d.adnum OPERATOR(pg_catalog.=) a.attnum'
@@ -1057,7 +1176,9 @@ def read_image(cur, schema, name):
          'generated': d if g else None}
         for n, t, d, i, nn, coll, g, *_ in rows]
     for c, row in zip(img['columns'], rows):
-        storage, compression, statistics = row[8:11]
+        storage, compression, statistics, nnname = row[8:12]
+        if nnname is not None and nnname != default_not_null_name(name, c['name']):
+            c['not_null_name'] = nnname
         if storage:
             c['storage'] = STORAGE_NAME[storage]
         if compression:
@@ -1165,12 +1286,18 @@ def read_type(cur, schema, name):
         cur.execute('SELECT enumlabel::text FROM pg_enum WHERE enumtypid OPERATOR(pg_catalog.=) %s'
                     ' ORDER BY enumsortorder', (oid,))
         return {'kind': 'enum', 'name': name, 'schema': schema, 'labels': [r[0] for r in cur.fetchall()]}
+    cur.execute('SELECT conname::text FROM pg_constraint WHERE contypid OPERATOR(pg_catalog.=) %s'
+                ' AND contype OPERATOR(pg_catalog.=) \'n\'', (oid,))
+    nn = cur.fetchone()     # its NOT NULL constraint (17 on)
     cur.execute('SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint'
                 ' WHERE contypid OPERATOR(pg_catalog.=) %s AND contype OPERATOR(pg_catalog.=) \'c\''
                 ' ORDER BY conname', (oid,))
-    return {'kind': 'domain', 'name': name, 'schema': schema, 'type': base, 'collation': coll,
-            'default': default, 'not_null': notnull,
-            'constraints': [{'name': n, 'type': 'check', 'definition': d} for n, d in cur.fetchall()]}
+    img = {'kind': 'domain', 'name': name, 'schema': schema, 'type': base, 'collation': coll,
+           'default': default, 'not_null': notnull,
+           'constraints': [{'name': n, 'type': 'check', 'definition': d} for n, d in cur.fetchall()]}
+    if nn is not None and nn[0] != default_not_null_name(name, None):
+        img['not_null_name'] = nn[0]
+    return img
 
 
 def read_sequence(cur, oid, img):

@@ -101,6 +101,23 @@ DdlnAttStatTarget(Oid relid, Form_pg_attribute att)
 #endif
 
 /*
+ * NOT NULL as a named constraint in pg_constraint (contype 'n'): a domain's
+ * from 17 on, a table column's from 18 on.  DDLN_CONTYPE_NOTNULL is its
+ * contype ('\0', which no row has, before 17); DdlnNotNullAttnum() the
+ * column of a table's (InvalidAttrNumber before 18, which has no such row).
+ */
+#if PG_VERSION_NUM >= 170000
+#define DDLN_CONTYPE_NOTNULL	CONSTRAINT_NOTNULL
+#else
+#define DDLN_CONTYPE_NOTNULL	'\0'
+#endif
+#if PG_VERSION_NUM >= 180000
+#define DdlnNotNullAttnum(contup)	extractNotNullColumn(contup)
+#else
+#define DdlnNotNullAttnum(contup)	((void) (contup), InvalidAttrNumber)
+#endif
+
+/*
  * Permission checks on a function and on a schema: 16 replaced
  * pg_proc_aclcheck() and pg_namespace_aclcheck() by object_aclcheck() with a
  * catalog id (utils/acl.h; the ids are in catalog/pg_proc.h and

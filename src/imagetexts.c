@@ -131,6 +131,7 @@ static const DdlnImgKey ddln_image_keys[] = {
 	TEXT(IMAGE, "default"),		/* an expression */
 	KEEP(IMAGE, "collation"),
 	KEEP(IMAGE, "not_null"),
+	KEEP(IMAGE, "not_null_name"),	/* its NOT NULL constraint's: a name */
 	/* an enum's image: its labels, names of values */
 	KEEP(IMAGE, "labels"),
 
@@ -141,6 +142,7 @@ static const DdlnImgKey ddln_image_keys[] = {
 	TEXT(COLUMN, "default"),
 	KEEP(COLUMN, "identity"),
 	KEEP(COLUMN, "not_null"),
+	KEEP(COLUMN, "not_null_name"),	/* its NOT NULL constraint's: a name */
 	KEEP(COLUMN, "collation"),
 	TEXT(COLUMN, "generated"),
 	KEEP(COLUMN, "inherited"),	/* only inherited: a flag */

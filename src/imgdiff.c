@@ -119,6 +119,9 @@ DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *
 		DdlnChangeBegin(st, a->not_null ? "set not null" : "drop not null", a->name);
 		DdlnJsonToken(st, WJB_END_OBJECT);
 	}
+	else if (b->not_null_name && a->not_null_name &&
+			 strcmp(b->not_null_name, a->not_null_name) != 0)
+		DdlnChangeOldNew(st, "rename constraint", NULL, b->not_null_name, a->not_null_name);
 	if (!DdlnSame(b->def, a->def))
 	{
 		if (a->def == NULL)

@@ -559,6 +559,41 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 }
 
 /*
+ * PostgreSQL's own name for a NOT NULL constraint it names itself
+ * (ChooseConstraintName's first choice): TABLE_COLUMN_not_null, or a
+ * domain's DOMAIN_not_null (column NULL).
+ */
+static bool
+DdlnNotNullNameIsDefault(const char *name, const char *rel, const char *column)
+{
+	return strcmp(name, makeObjectName(rel, column, "not_null")) == 0;
+}
+
+/*
+ * A column's NOT NULL constraint (18 on: pg_constraint has one per column
+ * that is NOT NULL), into the column's image: its name, and whether that is
+ * not the default (a constraint named by CONSTRAINT, kept through a rename
+ * of its table or column, or taken from another table by LIKE or PARTITION
+ * OF), which the image shows.
+ */
+static void
+DdlnImageNotNullName(DdlnImage *img, HeapTuple contup, Form_pg_constraint con)
+{
+	AttrNumber	attnum = DdlnNotNullAttnum(contup);
+
+	for (int i = 0; i < img->ncolumns; i++)
+	{
+		DdlnImgColumn *col = &img->columns[i];
+
+		if (col->attnum != attnum)
+			continue;
+		col->not_null_name = pstrdup(NameStr(con->conname));
+		col->not_null_named = !DdlnNotNullNameIsDefault(col->not_null_name, img->name, col->name);
+		return;
+	}
+}
+
+/*
  * The constraints of the relation, by name; a definition is taken from
  * "like" when "reuse" says it cannot have changed.  "partition": the
  * relation is a partition (its parent's constraints are not flagged
@@ -584,6 +619,8 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse, bool
 		const char *type = DdlnConstraintTypeName(con->contype);
 		DdlnImgPart *part;
 
+		if (con->contype == DDLN_CONTYPE_NOTNULL)
+			DdlnImageNotNullName(img, tup, con);
 		if (type == NULL)
 			continue;
 
@@ -1350,7 +1387,7 @@ DdlnCompressionName(char compression)
 static JsonbValue *
 DdlnImgColumnValue(const DdlnImgColumn *col)
 {
-	JsonbValue *v = DdlnJvObject(12);
+	JsonbValue *v = DdlnJvObject(13);
 
 	DdlnJvString(v, "name", col->name);
 	DdlnJvString(v, "type", col->type);
@@ -1360,6 +1397,8 @@ DdlnImgColumnValue(const DdlnImgColumn *col)
 		DdlnJvString(v, "storage", DdlnStorageName(col->storage));
 	DdlnJvString(v, "identity", DdlnIdentityName(col->identity));
 	DdlnJvBool(v, "not_null", col->not_null);
+	if (col->not_null_named)
+		DdlnJvString(v, "not_null_name", col->not_null_name);
 	DdlnJvString(v, "collation", col->collation);
 	DdlnJvString(v, "generated", col->generated);
 	if (col->inherited)
@@ -1614,10 +1653,14 @@ DdlnImgPushEnumLabels(DdlnJsonbState *st, Oid typid)
 	pfree(tuples);
 }
 
-/* A domain's CHECK constraints (pg_constraint.contypid), by name. */
-static void
+/*
+ * A domain's CHECK constraints (pg_constraint.contypid), by name.  Returns
+ * the name of its NOT NULL constraint (17 on), or NULL.
+ */
+static char *
 DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
 {
+	char	   *not_null_name = NULL;
 	Relation	catrel = table_open(ConstraintRelationId, AccessShareLock);
 	ScanKeyData key[2];
 	SysScanDesc scan;
@@ -1635,6 +1678,8 @@ DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
 		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
 		const char *type = DdlnConstraintTypeName(con->contype);
 
+		if (con->contype == DDLN_CONTYPE_NOTNULL)
+			not_null_name = pstrdup(NameStr(con->conname));
 		if (type == NULL)
 			continue;			/* NOT NULL (17 on): the image's not_null */
 		parts = parts ? repalloc(parts, sizeof(DdlnImgPart) * (n + 1)) : palloc(sizeof(DdlnImgPart));
@@ -1653,6 +1698,7 @@ DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
 	for (int i = 0; i < n; i++)
 		DdlnImgPushConstraint(st, &parts[i]);
 	DdlnJsonToken(st, WJB_END_ARRAY);
+	return not_null_name;
 }
 
 /*
@@ -1671,6 +1717,7 @@ DdlnTypeImageDetails(Oid typid, char typtype)
 	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	int			nestlevel;
 	char	   *schema;
+	char	   *nnname;
 
 	if (!HeapTupleIsValid(tup))
 		return NULL;
@@ -1709,7 +1756,10 @@ DdlnTypeImageDetails(Oid typid, char typtype)
 		DdlnJsonKey(&st, "not_null");
 		DdlnJsonBool(&st, typ->typnotnull);
 		DdlnJsonKey(&st, "constraints");
-		DdlnImgPushDomainConstraints(&st, typid);
+		nnname = DdlnImgPushDomainConstraints(&st, typid);
+		/* its NOT NULL constraint's name, when not the default */
+		if (nnname && !DdlnNotNullNameIsDefault(nnname, NameStr(typ->typname), NULL))
+			DdlnJsonPair(&st, "not_null_name", nnname);
 	}
 	DdlnJsonToken(&st, WJB_END_OBJECT);
 	ReleaseSysCache(tup);

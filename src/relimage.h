@@ -37,6 +37,10 @@ typedef struct DdlnImgColumn
 	char	   *type;
 	char	   *collation;		/* NULL: the type's */
 	bool		not_null;
+	char	   *not_null_name;	/* its NOT NULL constraint's name (18 on),
+								 * else NULL */
+	bool		not_null_named; /* and that is not PostgreSQL's default
+								 * name for it (the image shows it then) */
 	char	   *def;			/* default expression, or NULL */
 	char		identity;		/* '\0', ATTRIBUTE_IDENTITY_ALWAYS or _BY_DEFAULT */
 	char	   *generated;		/* generated expression, or NULL */

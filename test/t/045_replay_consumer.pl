@@ -50,6 +50,10 @@
 #   PARTITION: applied typed from the changes (issue 36; before, by the
 #   statement's text), verified against "after", the copy's catalogs as the
 #   source's; DETACH PARTITION ... CONCURRENTLY by its text;
+# - the names of NOT NULL constraints (17: domains, 18: columns) given,
+#   kept through renames, taken by LIKE and PARTITION OF, renamed, and set
+#   again by a partitioned table's ALTER COLUMN TYPE: the copy's are the
+#   source's;
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -64,7 +68,9 @@
 # January 2nd and the verification stops the consumer), replay_no_storage.patch (the
 # consumer leaves "set storage" out: the verification of the copy against
 # "after" stops it), images_no_column_storage.patch (no "storage" in the
-# images: the typed SET STORAGE is never run).
+# images: the typed SET STORAGE is never run), replay_not_null_names_kept.patch
+# (the consumer leaves the copy's NOT NULL names as PostgreSQL gave them:
+# on 17 and later the verification stops it).
 
 use strict;
 use warnings FATAL => 'all';
@@ -449,6 +455,48 @@ FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
 WHERE c.relname IN ('pm1', 'pm2', 'pm3')};
 is($node->safe_psql('dst', $part_sql), $node->safe_psql('src', $part_sql),
 	'the copy\'s partitions are attached and detached as the source\'s');
+$lsn = progress();
+
+# 7f. the names of NOT NULL constraints (a domain's from 17 on, a
+# column's from 18 on): given by CONSTRAINT, kept through a rename, taken
+# from another table by LIKE or PARTITION OF, set again by a partitioned
+# table's ALTER COLUMN TYPE to the type it has; the copy's names are the
+# source's (the images carry the names that are not the default ones, and
+# the verification compares them)
+$node->safe_psql(
+	'src', q{
+CREATE TABLE nn (a int NOT NULL, b int CONSTRAINT nn_b_given NOT NULL, c int);
+ALTER TABLE nn RENAME TO nn2;
+ALTER TABLE nn2 ALTER COLUMN c SET NOT NULL;
+CREATE TABLE nn_like (LIKE nn2);
+CREATE TABLE nnp (k int NOT NULL, f bigint NOT NULL, v int) PARTITION BY LIST (k);
+CREATE TABLE nnp1 PARTITION OF nnp FOR VALUES IN (1);
+CREATE TABLE nnp2 PARTITION OF nnp (k CONSTRAINT nnp2_own NOT NULL) FOR VALUES IN (2);
+CREATE TABLE nnp3 (k int NOT NULL, f bigint, v int);
+ALTER TABLE nnp3 ALTER COLUMN f SET NOT NULL;
+ALTER TABLE nnp ATTACH PARTITION nnp3 FOR VALUES IN (3);
+ALTER TABLE nnp ALTER COLUMN f TYPE bigint;
+CREATE DOMAIN nnd AS int CONSTRAINT nnd_given NOT NULL;
+CREATE DOMAIN nnd2 AS int NOT NULL;
+ALTER DOMAIN nnd2 RENAME TO nnd3;
+});
+$node->safe_psql('src', q{ALTER TABLE nn2 RENAME CONSTRAINT nn_b_given TO nn_b_given2})
+  if $node->pg_version >= 18;
+($rc, $err) = consume('--verbose');
+is($rc, 0, 'NOT NULL names: applied and verified') or diag $err;
+my $nn_sql = q{
+SELECT string_agg(format('%s.%s:%s', c.relname, a.attname,
+		coalesce((SELECT conname FROM pg_constraint WHERE conrelid = c.oid AND contype = 'n'
+				  AND conkey[1] = a.attnum), '-')), ' ' ORDER BY c.relname, a.attnum)
+	   || ' ' || (SELECT string_agg(format('%s:%s', t.typname, n.conname), ' ' ORDER BY t.typname)
+				  FROM pg_type t LEFT JOIN pg_constraint n ON n.contypid = t.oid AND n.contype = 'n'
+				  WHERE t.typname IN ('nnd', 'nnd3'))
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relname IN ('nn2', 'nn_like', 'nnp', 'nnp1', 'nnp2', 'nnp3') AND a.attnum > 0
+  AND NOT a.attisdropped AND a.attnotnull};
+is($node->safe_psql('dst', $nn_sql), $node->safe_psql('src', $nn_sql),
+	'the copy\'s NOT NULL columns and their constraints\' names are the source\'s');
+note 'NOT NULL names: ' . $node->safe_psql('src', $nn_sql);
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
