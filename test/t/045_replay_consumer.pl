@@ -51,9 +51,9 @@
 #   statement's text), verified against "after", the copy's catalogs as the
 #   source's; DETACH PARTITION ... CONCURRENTLY by its text;
 # - the names of NOT NULL constraints (17: domains, 18: columns) given,
-#   kept through renames, taken by LIKE and PARTITION OF, renamed, and set
-#   again by a partitioned table's ALTER COLUMN TYPE: the copy's are the
-#   source's;
+#   kept through renames, taken by LIKE and PARTITION OF, renamed, given by
+#   ADD CONSTRAINT, and set again by a partitioned table's ALTER COLUMN
+#   TYPE: the copy's are the source's;
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -480,8 +480,13 @@ CREATE DOMAIN nnd AS int CONSTRAINT nnd_given NOT NULL;
 CREATE DOMAIN nnd2 AS int NOT NULL;
 ALTER DOMAIN nnd2 RENAME TO nnd3;
 });
-$node->safe_psql('src', q{ALTER TABLE nn2 RENAME CONSTRAINT nn_b_given TO nn_b_given2})
-  if $node->pg_version >= 18;
+# (18 on: a column's NOT NULL has a name to rename or to give by ADD
+# CONSTRAINT, which the change "set not null" does not carry)
+$node->safe_psql('src', q{
+ALTER TABLE nn2 RENAME CONSTRAINT nn_b_given TO nn_b_given2;
+ALTER TABLE nn2 ADD COLUMN d int;
+ALTER TABLE nn2 ADD CONSTRAINT nn_d_given NOT NULL d;
+}) if $node->pg_version >= 18;
 ($rc, $err) = consume('--verbose');
 is($rc, 0, 'NOT NULL names: applied and verified') or diag $err;
 my $nn_sql = q{
