@@ -15,6 +15,9 @@
 #   Mutation: one line, the bug it reintroduces
 #   Guarantee: the G-ids (docs/guarantees.md) it breaks
 #   Caught-by: an ONLY regular expression (run-tests.sh) naming the tests
+#   Needs: PostgreSQL N (optional): what it breaks exists from N on only
+#     (a NOT NULL constraint's name); on an older server it is not tried,
+#     and --all lists it as skipped without failing
 #
 # What it does, for one mutation:
 # 1. copies the working tree (without .git and test results) into a fresh
@@ -30,8 +33,9 @@
 # Result, one line: "mutation NAME: CAUGHT (...)" when the tests failed,
 # "mutation NAME: NOT CAUGHT (...)" when they passed.  Exit status: 0 caught,
 # 1 not caught, 2 the mutation could not be tried (the patch does not apply,
-# the mutant does not build, no test matches).  With --all: 0 only if every
-# mutation was caught.  The run's log stays in test/results/mutations/NAME.log.
+# the mutant does not build, no test matches), 3 skipped (Needs).  With
+# --all: 0 only if every mutation tried was caught.  The run's log stays in
+# test/results/mutations/NAME.log.
 set -euo pipefail
 # shellcheck source=pg-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
@@ -107,12 +111,17 @@ try_mutant()
 # run_one PATCH [TESTREGEX]: one mutation, then the unmutated build again.
 run_one()
 {
-	local patch=$1 regex=${2:-} name rc=0
+	local patch=$1 regex=${2:-} name need rc=0
 	[[ -f $patch ]] || die "no such patch: $patch"
 	patch=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
 	name=$(basename "$patch" .patch)
 	[[ -n $regex ]] || regex=$(header_field "$patch" Caught-by)
 	[[ -n $regex ]] || die "$name: no TESTREGEX given and no Caught-by: line in $patch"
+	need=$(header_field "$patch" Needs | sed -nE 's/^PostgreSQL ([0-9]+)$/\1/p')
+	if [[ -n $need ]] && ((PG_MAJOR < need)); then
+		echo "mutation $name: SKIPPED (it needs PostgreSQL $need or later; this is $PG_MAJOR)"
+		return 3
+	fi
 
 	mkdir -p "$LOG_DIR"
 	SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/ddl_notify_mutant.XXXXXX")
@@ -142,6 +151,7 @@ case ${1:-} in
 		case $rc in
 		0) results+=("CAUGHT      $(basename "$p" .patch)") ;;
 		1) results+=("NOT CAUGHT  $(basename "$p" .patch)"); status=1 ;;
+		3) results+=("SKIPPED     $(basename "$p" .patch) (needs a newer PostgreSQL)") ;;
 		*) results+=("NOT TRIED   $(basename "$p" .patch)"); status=1 ;;
 		esac
 	done
