@@ -188,13 +188,15 @@ def column_sql(col):
     if col.get('collation'):
         parts.append('COLLATE ' + col['collation'])
     if col.get('generated'):
-        parts.append('GENERATED ALWAYS AS (%s) STORED' % col['generated'])
+        parts.append('GENERATED ALWAYS AS (%s) %s' % (col['generated'], 'VIRTUAL' if col.get('virtual') else 'STORED'))
     elif col.get('default') is not None:
         parts.append('DEFAULT ' + col['default'])
     if col.get('not_null'):
         if col.get('not_null_name'):
             parts.append('CONSTRAINT ' + ident(col['not_null_name']))
         parts.append('NOT NULL')
+        if col.get('not_null_no_inherit'):
+            parts.append('NO INHERIT')
     if col.get('identity'):
         parts.append('GENERATED %s AS IDENTITY' % col['identity'].upper())
     return ' '.join(parts)
@@ -302,11 +304,12 @@ def inherited_column_steps(image, columns):
     return steps
 
 
-def create_sql(image, not_null_names=None):
+def create_sql(image, column_options=None):
     """CREATE statements that make the relation of an "after" image.
-    not_null_names: for a partition, the NOT NULL constraints (by column)
-    to name in its CREATE, where the image's name is not the one the
-    parent would give (Applier.partition_not_null_names)."""
+    column_options: what its CREATE says of some of the columns it takes
+    from its parents, by column: for a partition, the options of PARTITION
+    OF (Applier.partition_column_options); for an INHERITS child, the name
+    of a NOT NULL constraint (Applier.inherited_not_null_names)."""
     kind = image['kind']
     rel = qname(image['schema'], image['name'])
     stmts = []
@@ -326,9 +329,9 @@ def create_sql(image, not_null_names=None):
         # what it has of its own is added by name below
         parent = image['partition_of']
         named = ''
-        if not_null_names:
-            named = ' (%s)' % ', '.join('%s WITH OPTIONS CONSTRAINT %s NOT NULL' % (ident(c), ident(n))
-                                        for c, n in not_null_names.items())
+        if column_options:
+            named = ' (%s)' % ', '.join('%s WITH OPTIONS %s' % (ident(c), o)
+                                        for c, o in column_options.items())
         stmts.append('CREATE %s%s %s PARTITION OF %s%s %s' % (
             'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
@@ -348,8 +351,11 @@ def create_sql(image, not_null_names=None):
         # come from its parents (as pg_dump leaves them out); one it has of
         # its own as well is listed and merges with the parent's
         elems = [column_sql(c) for c in image.get('columns', []) if not c.get('inherited')]
+        no_inherit = {c['name']: c.get('not_null_no_inherit') for c in image.get('columns', [])}
         elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
                   for c in image.get('constraints', []) if not c.get('inherited')]
+        elems += ['CONSTRAINT %s NOT NULL %s%s' % (ident(n), ident(c), ' NO INHERIT' if no_inherit.get(c) else '')
+                  for c, n in (column_options or {}).items()]
         stmt = 'CREATE %s%s %s (%s)' % (
             'UNLOGGED ' if image.get('unlogged') else '',
             'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE',
@@ -416,6 +422,8 @@ def change_order(ch):
         return (1,) if ch.get('new') != 'index' else (9,)
     if op in ('drop constraint', 'drop index'):
         return (2,)
+    if op == 'add column' and ch['column'].get('generated'):
+        return (4, len(COLUMN_STEPS))   # after the types of the columns it reads
     if op in ('add column', 'drop column'):
         return (3,)
     if op in COLUMN_STEPS:
@@ -613,14 +621,28 @@ class Applier:
                 col = after_column(after, ch['column'])
                 if col is None:
                     raise NotUnderstood('%s: column %s not in "after"' % (op, ch['column']))
-                # a foreign table has no rows here to convert, and no USING
+                # a foreign table has no rows here to convert, and no USING;
+                # nor has a generated column (its expression makes its values)
                 self.run(alter + 'ALTER COLUMN %s TYPE %s%s%s' % (
                     ident(col['name']), col['type'],
                     ' COLLATE ' + col['collation'] if col.get('collation') else '',
-                    '' if kind == 'FOREIGN TABLE' else
+                    '' if kind == 'FOREIGN TABLE' or col.get('generated') else
                     ' USING %s::%s' % (ident(col['name']), col['type'])))
             elif op == 'set not null':
-                self.run(alter + 'ALTER COLUMN %s SET NOT NULL' % ident(ch['column']))
+                col = after_column(after, ch['column'])
+                if col is not None and (col.get('not_null_name') or col.get('not_null_no_inherit')
+                                        or col.get('not_null_not_valid')):
+                    # 18: ADD CONSTRAINT name NOT NULL, as the source's
+                    # statement must have said (its children take the name)
+                    self.run(alter + 'ADD CONSTRAINT %s NOT NULL %s%s%s' % (
+                        ident(col.get('not_null_name') or default_not_null_name(name, col['name'])),
+                        ident(col['name']), ' NO INHERIT' if col.get('not_null_no_inherit') else '',
+                        ' NOT VALID' if col.get('not_null_not_valid') else ''))
+                else:
+                    self.run(alter + 'ALTER COLUMN %s SET NOT NULL' % ident(ch['column']))
+            elif op == 'set not null inherit':
+                self.run(alter + 'ALTER CONSTRAINT %s %sINHERIT' % (
+                    ident(ch['name']), 'NO ' if ch['no_inherit'] else ''))
             elif op == 'drop not null':
                 self.run(alter + 'ALTER COLUMN %s DROP NOT NULL' % ident(ch['column']))
             elif op == 'set default':
@@ -669,7 +691,7 @@ class Applier:
                 if ch['name'] not in redefined['constraint']:
                     self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
             elif op == 'validate constraint':
-                self.run(alter + 'VALIDATE CONSTRAINT ' + ident(ch['name']))
+                self.validate_constraint(alter, schema, name, ch['name'], after)
             elif op == 'alter constraint':
                 self.run(alter + 'ALTER CONSTRAINT %s %sDEFERRABLE INITIALLY %s' % (
                     ident(ch['name']), '' if ch['deferrable'] else 'NOT ',
@@ -759,6 +781,24 @@ class Applier:
         if kind == 'TABLE':
             self.retype_again(qname(schema, name), after, changes, subcommands)
 
+    def validate_constraint(self, alter, schema, table, con, after):
+        """VALIDATE CONSTRAINT; or, for one the copy has NOT ENFORCED
+        (18) that "after" has enforced, what makes it so there: ALTER
+        CONSTRAINT ... ENFORCED for a foreign key, the constraint added
+        again for a CHECK (merged with the inherited one, as the source's
+        ADD CONSTRAINT did, or dropped first when the table has it of its
+        own)."""
+        want = next((c['definition'] for c in (after or {}).get('constraints', []) if c['name'] == con), None)
+        now = self.constraint_def(schema, table, con)
+        if not (now and want and now.endswith(' NOT ENFORCED') and not want.endswith(' NOT ENFORCED')):
+            self.run(alter + 'VALIDATE CONSTRAINT ' + ident(con))
+        elif want.startswith('FOREIGN KEY'):
+            self.run(alter + 'ALTER CONSTRAINT %s ENFORCED' % ident(con))
+        else:
+            if not self.constraint_only_inherited(schema, table, con):
+                self.run(alter + 'DROP CONSTRAINT ' + ident(con))
+            self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con), want))
+
     def not_null_constraints(self, rel):
         """The copy's NOT NULL constraints of a relation (18 on: none
         before), by column: (name, whether the relation has it of its
@@ -772,19 +812,50 @@ class Applier:
             ' AND c.contype OPERATOR(pg_catalog.=) \'n\'', (rel,))
         return {r[0]: (r[1], r[2]) for r in self.cur.fetchall()}
 
-    def partition_not_null_names(self, after):
-        """For a partition about to be made: the NOT NULL constraints whose
-        name in the image is not the one its parent's would give it on the
-        copy (a partition takes its parent's names, unless its statement
-        named its own: PARTITION OF t (b NOT NULL)), by column.  Empty
-        before 18, where a column's NOT NULL has no name."""
-        if self.server_version < 180000:
-            return {}
+    def partition_column_options(self, after):
+        """For a partition about to be made, by column: what PARTITION OF
+        must say of its own, where the image differs from what the copy's
+        parent would give it (PARTITION OF t (c WITH OPTIONS ...)): a
+        generation expression of its own, and (18 on) a NOT NULL
+        constraint's name other than the parent's (a partition takes its
+        parent's names, unless its statement named its own)."""
         parent = after['partition_of']
-        have = self.not_null_constraints(qname(parent['schema'], parent['name']))
+        prel = qname(parent['schema'], parent['name'])
+        names = self.not_null_constraints(prel) if self.server_version >= 180000 else None
+        self.cur.execute(
+            'SELECT a.attname::text, pg_catalog.pg_get_expr(d.adbin, d.adrelid)'
+            ' FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_attrdef d'
+            ' ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum'
+            ' WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)'
+            ' AND a.attgenerated OPERATOR(pg_catalog.<>) \'\'', (prel,))
+        generated = dict(self.cur.fetchall())
         out = {}
         for c in after.get('columns', []):
-            if c.get('not_null'):
+            opts = []
+            if c.get('generated') and c['name'] in generated and generated[c['name']] != c['generated']:
+                opts.append('GENERATED ALWAYS AS (%s) %s' % (c['generated'], 'VIRTUAL' if c.get('virtual') else 'STORED'))
+            if c.get('not_null') and names is not None:
+                want = c.get('not_null_name') or default_not_null_name(after['name'], c['name'])
+                if names.get(c['name'], (None,))[0] != want:
+                    opts.append('CONSTRAINT %s NOT NULL' % ident(want))
+            if opts:
+                out[c['name']] = ' '.join(opts)
+        return out
+
+    def inherited_not_null_names(self, after):
+        """For an INHERITS child about to be made (18 on): the NOT NULL
+        constraints of the columns it only inherits whose name in the image
+        is not the one its parents' would give it on the copy (the first
+        parent's that has one), by column; CREATE TABLE names them
+        (CONSTRAINT n NOT NULL c), as the source's statement did."""
+        if self.server_version < 180000 or not after.get('inherits'):
+            return {}
+        have = {}
+        for p in reversed(after['inherits']):
+            have.update(self.not_null_constraints(qname(p['schema'], p['name'])))
+        out = {}
+        for c in after.get('columns', []):
+            if c.get('inherited') and c.get('not_null'):
                 want = c.get('not_null_name') or default_not_null_name(after['name'], c['name'])
                 if have.get(c['name'], (None,))[0] != want:
                     out[c['name']] = want
@@ -1061,8 +1132,9 @@ class Applier:
         elif after is not None and before is None and (otype in KIND_SQL or after.get('kind') == 'composite type'):
             key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
             self.counts[key] = self.counts.get(key, 0) + 1
-            names = self.partition_not_null_names(after) if after.get('partition_of') else None
-            for stmt in create_sql(after, names):
+            options = (self.partition_column_options(after) if after.get('partition_of')
+                       else self.inherited_not_null_names(after))
+            for stmt in create_sql(after, options):
                 if isinstance(stmt, IfMissing):
                     there = (self.constraint_exists(stmt.schema, stmt.table, stmt.name)
                              if stmt.what == 'constraint'
@@ -1159,8 +1231,9 @@ def read_image(cur, schema, name):
         ' CASE WHEN a.attstorage OPERATOR(pg_catalog.<>) t.typstorage THEN a.attstorage::text END,'
         ' NULLIF(a.attcompression::text, \'\'),'
         ' CASE WHEN a.attstattarget OPERATOR(pg_catalog.>=) 0 THEN a.attstattarget::int END,'
-        # its NOT NULL constraint's name (18 on)
-        ' (SELECT conname::text FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) a.attrelid'
+        # its NOT NULL constraint's name, NO INHERIT and NOT VALID (18 on)
+        ' (SELECT ARRAY[conname::text, connoinherit::text, (NOT convalidated)::text] FROM pg_constraint'
+        '  WHERE conrelid OPERATOR(pg_catalog.=) a.attrelid'
         '  AND contype OPERATOR(pg_catalog.=) \'n\' AND conkey[1] OPERATOR(pg_catalog.=) a.attnum)'
         ' FROM pg_attribute a JOIN pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid'
         ' LEFT JOIN pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid'
@@ -1176,9 +1249,13 @@ def read_image(cur, schema, name):
          'generated': d if g else None}
         for n, t, d, i, nn, coll, g, *_ in rows]
     for c, row in zip(img['columns'], rows):
-        storage, compression, statistics, nnname = row[8:12]
-        if nnname is not None and nnname != default_not_null_name(name, c['name']):
-            c['not_null_name'] = nnname
+        storage, compression, statistics, nn = row[8:12]
+        if nn is not None and nn[0] != default_not_null_name(name, c['name']):
+            c['not_null_name'] = nn[0]
+        if nn is not None and nn[1] == 'true':
+            c['not_null_no_inherit'] = True
+        if nn is not None and nn[2] == 'true':
+            c['not_null_not_valid'] = True
         if storage:
             c['storage'] = STORAGE_NAME[storage]
         if compression:
@@ -1190,6 +1267,8 @@ def read_image(cur, schema, name):
     for c, row in zip(img['columns'], rows):
         if not row[7] and not ispartition:
             c['inherited'] = True
+        if row[6] == 'v':
+            c['virtual'] = True     # a VIRTUAL generated column (18 on)
     cur.execute(
         'SELECT conname::text, contype::text, pg_get_constraintdef(oid), conindid, conislocal'
         ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s'

@@ -13,6 +13,9 @@
 -- (domains) and 18 (columns) there is no such name and no key: the
 -- outputs differ by version (expected/052_not_null_names.out for 15,
 -- _1.out for 17, _2.out for 18 and 19).
+-- From 18 on also: whether a column's NOT NULL is NO INHERIT or NOT VALID,
+-- and whether a generated column is VIRTUAL (their changes: "set not null
+-- inherit", "validate constraint").
 -- A subscriber that may not read statement texts gets the names (they are
 -- names, not texts).
 -- Catches: the name not read into the images
@@ -106,7 +109,34 @@ WHERE details->'after'->>'kind' = 'domain' AND details->'after'->>'schema' = 'nn
 ORDER BY id;
 
 --
--- 5. What a subscriber that may not read statement texts gets: the names
+-- 5. 18 on: a NOT NULL that is NO INHERIT or NOT VALID ("not_null_no_inherit",
+--    "not_null_not_valid"; ALTER CONSTRAINT ... INHERIT is "set not null
+--    inherit", VALIDATE CONSTRAINT "validate constraint"), and a generated
+--    column that is VIRTUAL ("virtual"; 18's default kind)
+--
+CREATE TABLE g (a int, b int GENERATED ALWAYS AS (a * 2) STORED, c int);
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+DO $$
+BEGIN
+	IF current_setting('server_version_num')::int >= 180000 THEN
+		-- (EXECUTE: 15 and 17 would not parse them)
+		EXECUTE 'ALTER TABLE nn_s.g ADD COLUMN v int GENERATED ALWAYS AS (a * 3) VIRTUAL';
+		EXECUTE 'ALTER TABLE nn_s.g ADD CONSTRAINT g_a_ni NOT NULL a NO INHERIT';
+		EXECUTE 'ALTER TABLE nn_s.g ADD CONSTRAINT g_c_nv NOT NULL c NOT VALID';
+		EXECUTE 'ALTER TABLE nn_s.g ALTER CONSTRAINT g_a_ni INHERIT';
+		EXECUTE 'ALTER TABLE nn_s.g VALIDATE CONSTRAINT g_c_nv';
+	END IF;
+END $$;
+SELECT * FROM pg_temp.ops(:last);
+SELECT e.id - :last AS n, c->>'name' AS name, c->'virtual' AS virtual,
+	   c->'not_null_no_inherit' AS no_inherit, c->'not_null_not_valid' AS not_valid
+FROM ddl_notify.event e, jsonb_array_elements(e.details->'after'->'columns') c
+WHERE e.id > :last AND e.trigger_event = 'ddl_command_end'
+  AND (c ? 'virtual' OR c ? 'not_null_no_inherit' OR c ? 'not_null_not_valid')
+ORDER BY e.id, c->>'name';
+
+--
+-- 6. What a subscriber that may not read statement texts gets: the names
 --
 SET client_min_messages = warning;
 CREATE ROLE regress_ddln_nn_app;

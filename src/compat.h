@@ -111,6 +111,15 @@ DdlnAttStatTarget(Oid relid, Form_pg_attribute att)
 #else
 #define DDLN_CONTYPE_NOTNULL	'\0'
 #endif
+/*
+ * A generated column computed when read (GENERATED ALWAYS AS (...) VIRTUAL,
+ * 18 on, where it is the default kind): pg_attribute.attgenerated 'v'.
+ */
+#if PG_VERSION_NUM >= 180000
+#define DDLN_GENERATED_VIRTUAL	ATTRIBUTE_GENERATED_VIRTUAL
+#else
+#define DDLN_GENERATED_VIRTUAL	'\xff'	/* no column has it */
+#endif
 #if PG_VERSION_NUM >= 180000
 #define DdlnNotNullAttnum(contup)	extractNotNullColumn(contup)
 #else

@@ -143,8 +143,11 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(COLUMN, "identity"),
 	KEEP(COLUMN, "not_null"),
 	KEEP(COLUMN, "not_null_name"),	/* its NOT NULL constraint's: a name */
+	KEEP(COLUMN, "not_null_no_inherit"),	/* and NO INHERIT: a flag */
+	KEEP(COLUMN, "not_null_not_valid"), /* and NOT VALID: a flag */
 	KEEP(COLUMN, "collation"),
 	TEXT(COLUMN, "generated"),
+	KEEP(COLUMN, "virtual"),	/* a generated column's kind: a flag */
 	KEEP(COLUMN, "inherited"),	/* only inherited: a flag */
 	KEEP(COLUMN, "storage"),	/* STORAGE: a keyword */
 	KEEP(COLUMN, "compression"),	/* COMPRESSION: a method's name */
@@ -184,6 +187,7 @@ static const DdlnImgKey ddln_image_keys[] = {
 	KEEP(CHANGE, "using_index"),	/* add constraint: the index it took over */
 	KEEP(CHANGE, "deferrable"),	/* alter constraint */
 	KEEP(CHANGE, "deferred"),
+	KEEP(CHANGE, "no_inherit"),	/* set not null inherit: a flag */
 	NESTED(CHANGE, "partition", PARENT),	/* attach, detach partition: names */
 	TEXT(CHANGE, "bound"),		/* attach partition: FOR VALUES ... */
 	/* old and new are names, types or kinds for these ops ... */

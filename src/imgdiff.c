@@ -119,9 +119,27 @@ DdlnDiffColumn(DdlnJsonbState *st, const DdlnImgColumn *b, const DdlnImgColumn *
 		DdlnChangeBegin(st, a->not_null ? "set not null" : "drop not null", a->name);
 		DdlnJsonToken(st, WJB_END_OBJECT);
 	}
-	else if (b->not_null_name && a->not_null_name &&
-			 strcmp(b->not_null_name, a->not_null_name) != 0)
-		DdlnChangeOldNew(st, "rename constraint", NULL, b->not_null_name, a->not_null_name);
+	else if (b->not_null_name && a->not_null_name)
+	{
+		if (strcmp(b->not_null_name, a->not_null_name) != 0)
+			DdlnChangeOldNew(st, "rename constraint", NULL, b->not_null_name, a->not_null_name);
+		/* VALIDATE CONSTRAINT of a column's NOT NULL (18) */
+		if (b->not_null_not_valid && !a->not_null_not_valid)
+		{
+			DdlnChangeBegin(st, "validate constraint", NULL);
+			DdlnJsonPair(st, "name", a->not_null_name);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+		/* ALTER CONSTRAINT ... [NO] INHERIT of a column's NOT NULL (18) */
+		if (b->not_null_no_inherit != a->not_null_no_inherit)
+		{
+			DdlnChangeBegin(st, "set not null inherit", a->name);
+			DdlnJsonPair(st, "name", a->not_null_name);
+			DdlnJsonKey(st, "no_inherit");
+			DdlnJsonBool(st, a->not_null_no_inherit);
+			DdlnJsonToken(st, WJB_END_OBJECT);
+		}
+	}
 	if (!DdlnSame(b->def, a->def))
 	{
 		if (a->def == NULL)

@@ -552,7 +552,10 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 		col->compression = att->attcompression;
 		col->statistics = DdlnAttStatTarget(img->relid, att);
 		if (att->attgenerated != '\0')
+		{
 			col->generated = defaults[att->attnum];
+			col->is_virtual = (att->attgenerated == DDLN_GENERATED_VIRTUAL);
+		}
 		else
 			col->def = defaults[att->attnum];
 	}
@@ -574,7 +577,7 @@ DdlnNotNullNameIsDefault(const char *name, const char *rel, const char *column)
  * that is NOT NULL), into the column's image: its name, and whether that is
  * not the default (a constraint named by CONSTRAINT, kept through a rename
  * of its table or column, or taken from another table by LIKE or PARTITION
- * OF), which the image shows.
+ * OF), which the image shows; and whether it is NO INHERIT or NOT VALID.
  */
 static void
 DdlnImageNotNullName(DdlnImage *img, HeapTuple contup, Form_pg_constraint con)
@@ -589,6 +592,8 @@ DdlnImageNotNullName(DdlnImage *img, HeapTuple contup, Form_pg_constraint con)
 			continue;
 		col->not_null_name = pstrdup(NameStr(con->conname));
 		col->not_null_named = !DdlnNotNullNameIsDefault(col->not_null_name, img->name, col->name);
+		col->not_null_no_inherit = con->connoinherit;
+		col->not_null_not_valid = !con->convalidated;
 		return;
 	}
 }
@@ -1387,7 +1392,7 @@ DdlnCompressionName(char compression)
 static JsonbValue *
 DdlnImgColumnValue(const DdlnImgColumn *col)
 {
-	JsonbValue *v = DdlnJvObject(13);
+	JsonbValue *v = DdlnJvObject(16);
 
 	DdlnJvString(v, "name", col->name);
 	DdlnJvString(v, "type", col->type);
@@ -1399,8 +1404,14 @@ DdlnImgColumnValue(const DdlnImgColumn *col)
 	DdlnJvBool(v, "not_null", col->not_null);
 	if (col->not_null_named)
 		DdlnJvString(v, "not_null_name", col->not_null_name);
+	if (col->not_null_no_inherit)
+		DdlnJvBool(v, "not_null_no_inherit", true);
+	if (col->not_null_not_valid)
+		DdlnJvBool(v, "not_null_not_valid", true);
 	DdlnJvString(v, "collation", col->collation);
 	DdlnJvString(v, "generated", col->generated);
+	if (col->is_virtual)
+		DdlnJvBool(v, "virtual", true);
 	if (col->inherited)
 		DdlnJvBool(v, "inherited", true);
 	if (col->statistics >= 0)

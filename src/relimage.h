@@ -41,9 +41,12 @@ typedef struct DdlnImgColumn
 								 * else NULL */
 	bool		not_null_named; /* and that is not PostgreSQL's default
 								 * name for it (the image shows it then) */
+	bool		not_null_no_inherit;	/* and it is NO INHERIT */
+	bool		not_null_not_valid; /* and NOT VALID (18 on) */
 	char	   *def;			/* default expression, or NULL */
 	char		identity;		/* '\0', ATTRIBUTE_IDENTITY_ALWAYS or _BY_DEFAULT */
 	char	   *generated;		/* generated expression, or NULL */
+	bool		is_virtual;		/* and it is VIRTUAL (18 on), not STORED */
 	bool		inherited;		/* an INHERITS child's column it only
 								 * inherits (attislocal false) */
 	char		storage;		/* attstorage */

@@ -481,27 +481,46 @@ CREATE DOMAIN nnd2 AS int NOT NULL;
 ALTER DOMAIN nnd2 RENAME TO nnd3;
 });
 # (18 on: a column's NOT NULL has a name to rename or to give by ADD
-# CONSTRAINT, which the change "set not null" does not carry)
+# CONSTRAINT, which the change "set not null" does not carry; and
+# NO INHERIT and NOT VALID ones, a VIRTUAL generated column, a partition's
+# own generation expression)
 $node->safe_psql('src', q{
 ALTER TABLE nn2 RENAME CONSTRAINT nn_b_given TO nn_b_given2;
 ALTER TABLE nn2 ADD COLUMN d int;
 ALTER TABLE nn2 ADD CONSTRAINT nn_d_given NOT NULL d;
+ALTER TABLE nn2 ADD COLUMN e int;
+ALTER TABLE nn2 ADD CONSTRAINT nn_e_nv NOT NULL e NOT VALID;
+CREATE TABLE nni (a int, NOT NULL a NO INHERIT);
+CREATE TABLE nni_c (CONSTRAINT nni_c_own NOT NULL a NO INHERIT) INHERITS (nni);
+CREATE TABLE gv (a int, v int GENERATED ALWAYS AS (a * 3) VIRTUAL, s int GENERATED ALWAYS AS (a * 4) STORED);
+CREATE TABLE gp (a int, b int GENERATED ALWAYS AS (a * 2) STORED) PARTITION BY LIST (a);
+CREATE TABLE gp1 PARTITION OF gp (b WITH OPTIONS GENERATED ALWAYS AS (a * 22) STORED) FOR VALUES IN (1);
 }) if $node->pg_version >= 18;
 ($rc, $err) = consume('--verbose');
 is($rc, 0, 'NOT NULL names: applied and verified') or diag $err;
 my $nn_sql = q{
 SELECT string_agg(format('%s.%s:%s', c.relname, a.attname,
-		coalesce((SELECT conname FROM pg_constraint WHERE conrelid = c.oid AND contype = 'n'
+		coalesce((SELECT conname || CASE WHEN connoinherit THEN '/noinherit' ELSE '' END
+						|| CASE WHEN convalidated THEN '' ELSE '/notvalid' END
+				  FROM pg_constraint WHERE conrelid = c.oid AND contype = 'n'
 				  AND conkey[1] = a.attnum), '-')), ' ' ORDER BY c.relname, a.attnum)
 	   || ' ' || (SELECT string_agg(format('%s:%s', t.typname, n.conname), ' ' ORDER BY t.typname)
 				  FROM pg_type t LEFT JOIN pg_constraint n ON n.contypid = t.oid AND n.contype = 'n'
 				  WHERE t.typname IN ('nnd', 'nnd3'))
 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-WHERE c.relname IN ('nn2', 'nn_like', 'nnp', 'nnp1', 'nnp2', 'nnp3') AND a.attnum > 0
+WHERE c.relname IN ('nn2', 'nn_like', 'nnp', 'nnp1', 'nnp2', 'nnp3', 'nni', 'nni_c') AND a.attnum > 0
   AND NOT a.attisdropped AND a.attnotnull};
 is($node->safe_psql('dst', $nn_sql), $node->safe_psql('src', $nn_sql),
 	'the copy\'s NOT NULL columns and their constraints\' names are the source\'s');
 note 'NOT NULL names: ' . $node->safe_psql('src', $nn_sql);
+my $gen_sql = q{
+SELECT string_agg(format('%s.%s:%s:%s', c.relname, a.attname, a.attgenerated, pg_get_expr(d.adbin, d.adrelid)),
+		' ' ORDER BY c.relname, a.attnum)
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+WHERE c.relname IN ('gv', 'gp', 'gp1') AND a.attgenerated <> ''};
+is($node->safe_psql('dst', $gen_sql), $node->safe_psql('src', $gen_sql),
+	'the copy\'s generated columns are of the source\'s kinds, with its expressions');
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
