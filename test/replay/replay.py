@@ -300,8 +300,8 @@ class Harness:
             self.drop_roles(c, roles)
 
     def roles_back(self, c, path):
-        """The roles the file made (CREATE ROLE, USER or GROUP) and dropped
-        again, made anew (NOLOGIN, no memberships, no attributes) for the
+        """The roles the file made (CREATE ROLE, USER or GROUP, or a rename
+        to its name) and dropped again, made anew (NOLOGIN, no memberships, no attributes) for the
         replay: roles are outside the event stream, and a copy's cluster
         has its roles from elsewhere (pg_dumpall --roles-only); a file that
         drops its roles before the consumer runs would otherwise stop it at
@@ -309,7 +309,9 @@ class Harness:
         with open(path, errors='replace') as f:
             text = f.read()
         names = sorted(set(m.group(2) for m in re.finditer(
-            r'(?im)^\s*create\s+(?:role|user|group)\s+("?)(regress_[\w$]+)\1', text)))
+            r'(?im)^\s*create\s+(?:role|user|group)\s+("?)(regress_[\w$]+)\1', text)) |
+                       set(m.group(2) for m in re.finditer(
+            r'(?im)^\s*alter\s+(?:role|user|group)\s+\S+\s+rename\s+to\s+("?)(regress_[\w$]+)\1', text)))
         made = []
         for name in names:
             if c.query('postgres', "SELECT count(*) FROM pg_roles WHERE rolname = '%s'" % name) == '0':
