@@ -18,7 +18,9 @@
  *	  the position floor			DdlnFloorShmemRequest, DdlnSharedFloorGet,
  *									DdlnSharedFloorPut, DdlnOrderProbe,
  *									DdlnOrderFloorShared, DdlnOrderFloor
- *	  the reads from the floor		DdlnFetch, DdlnNeedOf, DdlnWaitCollect,
+ *	  the reads from the floor		DdlnWalkOpen, DdlnWalkStart, DdlnWalkNext,
+ *									DdlnWalkEvents, DdlnWalkEvent, DdlnWalkEnd,
+ *									DdlnFetch, DdlnNeedOf, DdlnWaitCollect,
  *									DdlnWaitCheck, DdlnSweepWalk
  *	  the writes of step 4			DdlnIndexNewVersion, DdlnProcessedAt,
  *									DdlnFindEvent, DdlnWriteBit,
@@ -53,6 +55,10 @@
  *	 the fetch does, from the same floor, and only reads: deliver.c deletes
  *	 what it found, testing each row again under its row lock.  It looks
  *	 at DDLN_SWEEP_VISIT events at most and goes on from there next time.
+ * - Every read of the queue from the floor (the fetch, wait_for_delivery()'s
+ *	 first look, the recent sweep) is started,
+ *	 stepped and ended by the DdlnWalk functions: one place opens the
+ *	 relations, checks their shape, reads the floor and begins the scans.
  * - A read stops when the batch is full (ddl_notify.batch_size events, or
  *	 ddl_notify.batch_memory bytes of rows), never after scanning or sorting
  *	 the whole backlog.
@@ -575,6 +581,113 @@ DdlnOrderFloor(Relation rel, Relation idx)
 }
 
 /*
+ * One walk of the queue from the position floor, as DdlnFetch,
+ * DdlnWaitCollect and DdlnSweepWalk read it: the four
+ * relations, then commit_order by position from "from" (walk) and for each
+ * transaction its events by xid (scan), under one snapshot.
+ */
+typedef struct DdlnWalk
+{
+	Relation	order_rel;
+	Relation	order_idx;
+	Relation	event_rel;
+	Relation	event_idx;
+	int64		floor;			/* DdlnOrderFloor's, when opened */
+	Snapshot	snap;			/* registered by DdlnWalkStart */
+	TupleTableSlot *oslot;
+	TupleTableSlot *eslot;
+	IndexScanDesc walk;
+	IndexScanDesc scan;
+} DdlnWalk;
+
+/* Open the walk's relations, check their shape and read the floor. */
+static void
+DdlnWalkOpen(DdlnWalk *w)
+{
+	const DdlnRelids *relids = DdlnGetRelids(false);
+
+	memset(w, 0, sizeof(*w));
+	w->order_rel = table_open(relids->commit_order, AccessShareLock);
+	w->order_idx = index_open(relids->commit_order_pos, AccessShareLock);
+	w->event_rel = table_open(relids->event, AccessShareLock);
+	w->event_idx = index_open(relids->event_xid, AccessShareLock);
+	DdlnFetchCheckShape(w->order_rel, w->event_rel, w->event_idx);
+	w->floor = DdlnOrderFloor(w->order_rel, w->order_idx);
+}
+
+/* Start the walk at position "from" (the floor or above) with "snap". */
+static void
+DdlnWalkStart(DdlnWalk *w, Snapshot snap, int64 from)
+{
+	ScanKeyData key;
+
+	w->snap = RegisterSnapshot(snap);
+	w->oslot = table_slot_create(w->order_rel, NULL);
+	w->eslot = table_slot_create(w->event_rel, NULL);
+	w->walk = DdlnIndexBeginScan(w->order_rel, w->order_idx, w->snap, 1, 0);
+	ScanKeyInit(&key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from));
+	index_rescan(w->walk, &key, 1, NULL, 0);
+	w->scan = DdlnIndexBeginScan(w->event_rel, w->event_idx, w->snap, 2, 0);
+}
+
+/*
+ * The next transaction of the walk: its xid (an xid8 Datum) and position;
+ * false at the end.
+ */
+static bool
+DdlnWalkNext(DdlnWalk *w, Datum *xid, int64 *pos)
+{
+	bool		isnull;
+
+	if (!index_getnext_slot(w->walk, ForwardScanDirection, w->oslot))
+		return false;
+	*xid = slot_getattr(w->oslot, DDLN_CO_XID + 1, &isnull);
+	*pos = DatumGetInt64(slot_getattr(w->oslot, DDLN_CO_POS + 1, &isnull));
+	return true;
+}
+
+/* Read transaction "xid"'s events after id "after" next (DdlnWalkEvent). */
+static void
+DdlnWalkEvents(DdlnWalk *w, Datum xid, int64 after)
+{
+	ScanKeyData keys[2];
+
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ, xid);
+	ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(after));
+	index_rescan(w->scan, keys, 2, NULL, 0);
+}
+
+/* The transaction's next event, in w->eslot, and its processed bits. */
+static bool
+DdlnWalkEvent(DdlnWalk *w, int64 *processed)
+{
+	bool		isnull;
+
+	if (!index_getnext_slot(w->scan, ForwardScanDirection, w->eslot))
+		return false;
+	*processed = DatumGetInt64(slot_getattr(w->eslot, DDLN_EV_PROCESSED + 1, &isnull));
+	return true;
+}
+
+/* End the walk and close what DdlnWalkOpen and DdlnWalkStart opened. */
+static void
+DdlnWalkEnd(DdlnWalk *w)
+{
+	if (w->snap != NULL)
+	{
+		index_endscan(w->scan);
+		index_endscan(w->walk);
+		ExecDropSingleTupleTableSlot(w->eslot);
+		ExecDropSingleTupleTableSlot(w->oslot);
+		UnregisterSnapshot(w->snap);
+	}
+	index_close(w->event_idx, AccessShareLock);
+	table_close(w->event_rel, AccessShareLock);
+	index_close(w->order_idx, AccessShareLock);
+	table_close(w->order_rel, AccessShareLock);
+}
+
+/*
  * Read up to "limit" of the subscriber's pending events in delivery order
  * (protocol step 2): transactions in commit order, then each transaction's
  * events in id order; inside transaction floor->xid only those after
@@ -597,83 +710,48 @@ DdlnOrderFloor(Relation rel, Relation idx)
 void
 DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *out)
 {
-	const DdlnRelids *relids = DdlnGetRelids(false);
-	Relation	order_rel = table_open(relids->commit_order, AccessShareLock);
-	Relation	order_idx = index_open(relids->commit_order_pos, AccessShareLock);
-	Relation	event_rel = table_open(relids->event, AccessShareLock);
-	Relation	event_idx = index_open(relids->event_xid, AccessShareLock);
-	TupleDesc	event_desc = RelationGetDescr(event_rel);
-	AttrNumber	a_order_xid = DDLN_CO_XID + 1;
-	AttrNumber	a_order_pos = DDLN_CO_POS + 1;
-	AttrNumber	a_processed = DDLN_EV_PROCESSED + 1;
-	bool		has_chain = (event_desc->natts == DDLN_EV_NATTS);
+	DdlnWalk	w;
+	TupleDesc	event_desc;
+	bool		has_chain;
 	int64		bit = INT64CONST(1) << sub->slot;
 	int64		max_bytes = (int64) ddln_batch_memory * 1024;
 	int64		bytes = 0;
-	int64		floor_pos;
-	ScanKeyData floor_key;
-	Snapshot	snap;
-	TupleTableSlot *oslot;
-	TupleTableSlot *eslot;
-	IndexScanDesc walk;
-	IndexScanDesc scan;
+	Datum		xid;
+	int64		pos;
 
-	DdlnFetchCheckShape(order_rel, event_rel, event_idx);
+	DdlnWalkOpen(&w);
+	event_desc = RelationGetDescr(w.event_rel);
+	has_chain = (event_desc->natts == DDLN_EV_NATTS);
 	DdlnFetchAlloc(out, limit);
-	floor_pos = DdlnOrderFloor(order_rel, order_idx);
 
 	/*
 	 * READ COMMITTED: what committed before now, this batch's lock included,
 	 * and what this transaction did itself (dead letters earlier in it).
 	 */
 	CommandCounterIncrement();
-	snap = RegisterSnapshot(GetTransactionSnapshot());
-	oslot = table_slot_create(order_rel, NULL);
-	eslot = table_slot_create(event_rel, NULL);
-	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 1, 0);
-	ScanKeyInit(&floor_key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(floor_pos));
-	index_rescan(walk, &floor_key, 1, NULL, 0);
-	scan = DdlnIndexBeginScan(event_rel, event_idx, snap, 2, 0);
+	DdlnWalkStart(&w, GetTransactionSnapshot(), w.floor);
 
-	while (out->n < limit && bytes < max_bytes &&
-		   index_getnext_slot(walk, ForwardScanDirection, oslot))
+	while (out->n < limit && bytes < max_bytes && DdlnWalkNext(&w, &xid, &pos))
 	{
-		bool		isnull;
-		Datum		xid = slot_getattr(oslot, a_order_xid, &isnull);
 		FullTransactionId fxid = DatumGetFullTransactionId(xid);
-		int64		pos = DatumGetInt64(slot_getattr(oslot, a_order_pos, &isnull));
-		ScanKeyData keys[2];
+		int64		processed;
 
 		/* the subscription point: only what committed after it */
 		if (FullTransactionIdEquals(fxid, sub->start_xid) ||
 			DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid, sub->start_snapshot)))
 			continue;
 
-		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ, xid);
-		ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT,
-					Int64GetDatum(FullTransactionIdEquals(fxid, floor->xid) ? floor->id : 0));
-		index_rescan(scan, keys, 2, NULL, 0);
-		while (out->n < limit && bytes < max_bytes &&
-			   index_getnext_slot(scan, ForwardScanDirection, eslot))
+		DdlnWalkEvents(&w, xid, FullTransactionIdEquals(fxid, floor->xid) ? floor->id : 0);
+		while (out->n < limit && bytes < max_bytes && DdlnWalkEvent(&w, &processed))
 		{
-			int64		processed = DatumGetInt64(slot_getattr(eslot, a_processed, &isnull));
-
 			if (processed & bit)
 				continue;		/* handled already */
-			bytes += DdlnFetchTake(sub, eslot, event_desc, has_chain, fxid, pos, out);
+			bytes += DdlnFetchTake(sub, w.eslot, event_desc, has_chain, fxid, pos, out);
 		}
 	}
 
 	out->full = (bytes >= max_bytes);
-	index_endscan(scan);
-	index_endscan(walk);
-	ExecDropSingleTupleTableSlot(eslot);
-	ExecDropSingleTupleTableSlot(oslot);
-	UnregisterSnapshot(snap);
-	index_close(event_idx, AccessShareLock);
-	table_close(event_rel, AccessShareLock);
-	index_close(order_idx, AccessShareLock);
-	table_close(order_rel, AccessShareLock);
+	DdlnWalkEnd(&w);
 }
 
 /*
@@ -719,43 +797,24 @@ int
 DdlnWaitCollect(Datum visible, FullTransactionId own,
 				const DdlnSubscriptionPoints *pts, DdlnEventKey **list)
 {
-	const DdlnRelids *relids = DdlnGetRelids(false);
-	Relation	order_rel = table_open(relids->commit_order, AccessShareLock);
-	Relation	order_idx = index_open(relids->commit_order_pos, AccessShareLock);
-	Relation	event_rel = table_open(relids->event, AccessShareLock);
-	Relation	event_idx = index_open(relids->event_xid, AccessShareLock);
+	DdlnWalk	w;
 	int			max = 64;
 	int			n = 0;
-	int64		floor_pos;
 	int64		last;
-	ScanKeyData floor_key;
-	Snapshot	snap;
-	TupleTableSlot *oslot;
-	TupleTableSlot *eslot;
-	IndexScanDesc walk;
-	IndexScanDesc scan;
+	Datum		xid;
+	int64		pos;
 
-	DdlnFetchCheckShape(order_rel, event_rel, event_idx);
+	DdlnWalkOpen(&w);
 	*list = palloc(sizeof(DdlnEventKey) * max);
-	floor_pos = DdlnOrderFloor(order_rel, order_idx);
-	last = DdlnOrderProbe(order_rel, order_idx, SnapshotAny, floor_pos, BackwardScanDirection);
+	last = DdlnOrderProbe(w.order_rel, w.order_idx, SnapshotAny, w.floor, BackwardScanDirection);
+	DdlnWalkStart(&w, GetLatestSnapshot(), w.floor);
 
-	snap = RegisterSnapshot(GetLatestSnapshot());
-	oslot = table_slot_create(order_rel, NULL);
-	eslot = table_slot_create(event_rel, NULL);
-	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 1, 0);
-	ScanKeyInit(&floor_key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(floor_pos));
-	index_rescan(walk, &floor_key, 1, NULL, 0);
-	scan = DdlnIndexBeginScan(event_rel, event_idx, snap, 2, 0);
-
-	while (index_getnext_slot(walk, ForwardScanDirection, oslot))
+	while (DdlnWalkNext(&w, &xid, &pos))
 	{
-		bool		isnull;
-		Datum		xid = slot_getattr(oslot, DDLN_CO_XID + 1, &isnull);
 		FullTransactionId fxid = DatumGetFullTransactionId(xid);
-		int64		pos = DatumGetInt64(slot_getattr(oslot, DDLN_CO_POS + 1, &isnull));
 		int64		need;
-		ScanKeyData keys[2];
+		int64		processed;
+		bool		isnull;
 
 		CHECK_FOR_INTERRUPTS();
 		if (pos > last)
@@ -766,13 +825,9 @@ DdlnWaitCollect(Datum visible, FullTransactionId own,
 		need = DdlnNeedOf(pts, fxid);
 		if (need == 0)
 			continue;
-		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ, xid);
-		ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(0));
-		index_rescan(scan, keys, 2, NULL, 0);
-		while (index_getnext_slot(scan, ForwardScanDirection, eslot))
+		DdlnWalkEvents(&w, xid, 0);
+		while (DdlnWalkEvent(&w, &processed))
 		{
-			int64		processed = DatumGetInt64(slot_getattr(eslot, DDLN_EV_PROCESSED + 1, &isnull));
-
 			if ((need & ~processed) == 0)
 				continue;
 			if (n == max)
@@ -781,21 +836,13 @@ DdlnWaitCollect(Datum visible, FullTransactionId own,
 				*list = repalloc_huge(*list, sizeof(DdlnEventKey) * max);
 			}
 			(*list)[n].xid = fxid;
-			(*list)[n].id = DatumGetInt64(slot_getattr(eslot, DDLN_EV_ID + 1, &isnull));
+			(*list)[n].id = DatumGetInt64(slot_getattr(w.eslot, DDLN_EV_ID + 1, &isnull));
 			(*list)[n].pos = pos;
 			n++;
 		}
 	}
 
-	index_endscan(scan);
-	index_endscan(walk);
-	ExecDropSingleTupleTableSlot(eslot);
-	ExecDropSingleTupleTableSlot(oslot);
-	UnregisterSnapshot(snap);
-	index_close(event_idx, AccessShareLock);
-	table_close(event_rel, AccessShareLock);
-	index_close(order_idx, AccessShareLock);
-	table_close(order_rel, AccessShareLock);
+	DdlnWalkEnd(&w);
 	return n;
 }
 
@@ -890,53 +937,32 @@ static int64 ddln_sweep_next = 0;
 void
 DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found)
 {
-	const DdlnRelids *relids = DdlnGetRelids(false);
-	Relation	order_rel = table_open(relids->commit_order, AccessShareLock);
-	Relation	order_idx = index_open(relids->commit_order_pos, AccessShareLock);
-	Relation	event_rel = table_open(relids->event, AccessShareLock);
-	Relation	event_idx = index_open(relids->event_xid, AccessShareLock);
+	DdlnWalk	w;
 	int			maxevents = 64;
 	int			maxorders = 64;
 	int			visited = 0;
 	bool		stopped = false;
-	int64		floor_pos;
-	int64		from;
-	ScanKeyData floor_key;
-	Snapshot	snap;
-	TupleTableSlot *oslot;
-	TupleTableSlot *eslot;
-	IndexScanDesc walk;
-	IndexScanDesc scan;
+	Datum		xid;
+	int64		pos;
 
-	DdlnFetchCheckShape(order_rel, event_rel, event_idx);
+	DdlnWalkOpen(&w);
 	memset(found, 0, sizeof(*found));
 	found->events = palloc(sizeof(ItemPointerData) * maxevents);
 	found->orders = palloc(sizeof(ItemPointerData) * maxorders);
-	floor_pos = DdlnOrderFloor(order_rel, order_idx);
-	if (ddln_sweep_relid != RelationGetRelid(order_rel))
+	if (ddln_sweep_relid != RelationGetRelid(w.order_rel))
 	{
-		ddln_sweep_relid = RelationGetRelid(order_rel);
+		ddln_sweep_relid = RelationGetRelid(w.order_rel);
 		ddln_sweep_next = 0;
 	}
-	from = Max(floor_pos, ddln_sweep_next);
 
 	CommandCounterIncrement();
-	snap = RegisterSnapshot(GetTransactionSnapshot());
-	oslot = table_slot_create(order_rel, NULL);
-	eslot = table_slot_create(event_rel, NULL);
-	walk = DdlnIndexBeginScan(order_rel, order_idx, snap, 1, 0);
-	ScanKeyInit(&floor_key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from));
-	index_rescan(walk, &floor_key, 1, NULL, 0);
-	scan = DdlnIndexBeginScan(event_rel, event_idx, snap, 2, 0);
+	DdlnWalkStart(&w, GetTransactionSnapshot(), Max(w.floor, ddln_sweep_next));
 
-	while (index_getnext_slot(walk, ForwardScanDirection, oslot))
+	while (DdlnWalkNext(&w, &xid, &pos))
 	{
-		bool		isnull;
-		Datum		xid = slot_getattr(oslot, DDLN_CO_XID + 1, &isnull);
-		int64		pos = DatumGetInt64(slot_getattr(oslot, DDLN_CO_POS + 1, &isnull));
 		int64		need;
+		int64		processed;
 		bool		any = false;
-		ScanKeyData keys[2];
 
 		if (visited >= DDLN_SWEEP_VISIT)
 		{
@@ -946,13 +972,9 @@ DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found)
 			break;
 		}
 		need = DdlnNeedOf(pts, DatumGetFullTransactionId(xid));
-		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_XID8EQ, xid);
-		ScanKeyInit(&keys[1], 2, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(0));
-		index_rescan(scan, keys, 2, NULL, 0);
-		while (index_getnext_slot(scan, ForwardScanDirection, eslot))
+		DdlnWalkEvents(&w, xid, 0);
+		while (DdlnWalkEvent(&w, &processed))
 		{
-			int64		processed = DatumGetInt64(slot_getattr(eslot, DDLN_EV_PROCESSED + 1, &isnull));
-
 			any = true;
 			visited++;
 			if ((need & ~processed) != 0)
@@ -962,7 +984,7 @@ DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found)
 				maxevents *= 2;
 				found->events = repalloc(found->events, sizeof(ItemPointerData) * maxevents);
 			}
-			found->events[found->nevents++] = eslot->tts_tid;
+			found->events[found->nevents++] = w.eslot->tts_tid;
 		}
 		if (!any)
 		{
@@ -971,22 +993,14 @@ DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found)
 				maxorders *= 2;
 				found->orders = repalloc(found->orders, sizeof(ItemPointerData) * maxorders);
 			}
-			found->orders[found->norders++] = oslot->tts_tid;
+			found->orders[found->norders++] = w.oslot->tts_tid;
 		}
 		visited++;
 	}
 	if (!stopped)
 		ddln_sweep_next = 0;
 
-	index_endscan(scan);
-	index_endscan(walk);
-	ExecDropSingleTupleTableSlot(eslot);
-	ExecDropSingleTupleTableSlot(oslot);
-	UnregisterSnapshot(snap);
-	index_close(event_idx, AccessShareLock);
-	table_close(event_rel, AccessShareLock);
-	index_close(order_idx, AccessShareLock);
-	table_close(order_rel, AccessShareLock);
+	DdlnWalkEnd(&w);
 }
 
 /*
