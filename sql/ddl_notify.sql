@@ -433,7 +433,7 @@ RETURNS SETOF record
 LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'ddl_notify_subscriber_progress';
 
 COMMENT ON FUNCTION ddl_notify.subscriber_progress() IS
-	'per subscriber: delivery counters not yet written to its row (kept in shared memory between writes) and its pending events (estimated from a sample of the queue once it passes 16 MB), for subscriber_status; answers only roles that may read subscriber_status';
+	'per subscriber: delivery counters not yet written to its row (kept in shared memory between writes) and its pending events (estimated past the first 20,000 events and transactions of the queue), for subscriber_status; answers only roles that may read subscriber_status';
 
 CREATE VIEW ddl_notify.subscriber_status AS
 SELECT s.name,

@@ -61,12 +61,14 @@
  *					(two index walks, no SQL) and the writes of processed
  *					bits and deletes (heap, no SQL); engine.h holds their types;
  *					the position floors a database's backends share; and
- *					wait_for_delivery()'s reads of what it waits for
+ *					wait_for_delivery()'s and subscriber_status's reads of
+ *					what is pending, all by one walk from the floor
  *	  imagetexts.c	for the engine: which keys of the relation images hold
  *					texts, and details without them for a subscriber whose
  *					owner may not read event.query
  *	  progress.c	for the engine: the subscribers' delivery counters in
- *					shared memory between writes of their rows
+ *					shared memory between writes of their rows, and
+ *					subscriber_status's columns from them and the queue
  *	  failure.c		for the engine: whose error a failed handler call
  *					raised, and the capped copy of it the engine keeps
  *	  binding.c		handlers and owners by OID and by name (pg_upgrade,

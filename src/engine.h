@@ -140,6 +140,21 @@ typedef struct DdlnSweepFound
 	ItemPointerData *orders;	/* commit_order rows without events */
 } DdlnSweepFound;
 
+/*
+ * One subscriber's pending events as subscriber_status shows them
+ * (DdlnStatusWalk): their number, the lowest id, the earliest occurred_at.
+ */
+typedef struct DdlnPendingCount
+{
+	int64		pending;
+	int64		oldest_id;		/* 0: none seen */
+	TimestampTz oldest_at;
+	bool		oldest_at_null;
+} DdlnPendingCount;
+
+/* index entries subscriber_status's walk looks at before it estimates */
+#define DDLN_STATUS_EXACT_EVENTS	20000
+
 /* events (index entries) a recent sweep looks at, at most */
 #define DDLN_SWEEP_VISIT	4096
 
@@ -165,6 +180,8 @@ extern int	DdlnWaitCollect(Datum visible, FullTransactionId own,
 							const DdlnSubscriptionPoints *pts, DdlnEventKey **list);
 extern bool DdlnWaitCheck(const DdlnSubscriptionPoints *pts, int64 waited,
 						  DdlnEventKey *list, int *n);
+extern double DdlnStatusWalk(const DdlnSubscriptionPoints *pts, Snapshot snap,
+							 DdlnPendingCount *counts);
 extern int	DdlnSetProcessedBits(const DdlnEventKey *sorted, const ItemPointerData *tids,
 								 const int64 *need, int n, int32 slotno,
 								 int64 *gone, int *ngone);

@@ -8,7 +8,8 @@
  *	  rows nobody needs any more (DdlnSetProcessedBits).
  *
  *	  Also wait_for_delivery()'s reads of the events it waits for
- *	  (DdlnWaitCollect, DdlnWaitCheck), which read as the fetch does.
+ *	  (DdlnWaitCollect, DdlnWaitCheck) and subscriber_status's count of the
+ *	  pending events (DdlnStatusWalk), which read as the fetch does.
  *
  * Its parts, in this order:
  *	  filters and the chain rule	DdlnReadFilter, DdlnFilterPasses,
@@ -21,7 +22,8 @@
  *	  the reads from the floor		DdlnWalkOpen, DdlnWalkStart, DdlnWalkNext,
  *									DdlnWalkEvents, DdlnWalkEvent, DdlnWalkEnd,
  *									DdlnFetch, DdlnNeedOf, DdlnWaitCollect,
- *									DdlnWaitCheck, DdlnSweepWalk
+ *									DdlnWaitCheck, DdlnSweepWalk,
+ *									DdlnStatusCount, DdlnStatusWalk
  *	  the writes of step 4			DdlnIndexNewVersion, DdlnProcessedAt,
  *									DdlnFindEvent, DdlnWriteBit,
  *									DdlnSetProcessedBits
@@ -56,7 +58,7 @@
  *	 what it found, testing each row again under its row lock.  It looks
  *	 at DDLN_SWEEP_VISIT events at most and goes on from there next time.
  * - Every read of the queue from the floor (the fetch, wait_for_delivery()'s
- *	 first look, the recent sweep) is started,
+ *	 first look, the recent sweep, subscriber_status's count) is started,
  *	 stepped and ended by the DdlnWalk functions: one place opens the
  *	 relations, checks their shape, reads the floor and begins the scans.
  * - A read stops when the batch is full (ddl_notify.batch_size events, or
@@ -76,9 +78,9 @@
  *	 along any one chain (twice with echo => true), and a chain holds each
  *	 subscriber at most twice, consecutively.
  *
- * Floor: engine: called by deliver.c, by subscriber.c (wait_for_delivery())
- * and by _PG_init (the floors' shared memory); calls imagetexts.c and
- * common.c.
+ * Floor: engine: called by deliver.c, by subscriber.c (wait_for_delivery()),
+ * by progress.c (subscriber_status's pending events) and by _PG_init (the
+ * floors' shared memory); calls imagetexts.c and common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -582,7 +584,7 @@ DdlnOrderFloor(Relation rel, Relation idx)
 
 /*
  * One walk of the queue from the position floor, as DdlnFetch,
- * DdlnWaitCollect and DdlnSweepWalk read it: the four
+ * DdlnWaitCollect, DdlnSweepWalk and DdlnStatusWalk read it: the four
  * relations, then commit_order by position from "from" (walk) and for each
  * transaction its events by xid (scan), under one snapshot.
  */
@@ -1001,6 +1003,98 @@ DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found)
 		ddln_sweep_next = 0;
 
 	DdlnWalkEnd(&w);
+}
+
+/*
+ * Count event "eslot" for each subscriber of "pts" whose slot is in "bits"
+ * (the ones it is pending for): pending, and the oldest by id and by time.
+ */
+static void
+DdlnStatusCount(const DdlnSubscriptionPoints *pts, int64 bits, TupleTableSlot *eslot,
+				DdlnPendingCount *counts)
+{
+	bool		isnull;
+	int64		id = DatumGetInt64(slot_getattr(eslot, DDLN_EV_ID + 1, &isnull));
+	bool		atnull;
+	Datum		at = slot_getattr(eslot, DDLN_EV_OCCURRED_AT + 1, &atnull);
+
+	for (int s = 0; s < pts->n; s++)
+	{
+		DdlnPendingCount *c = &counts[s];
+
+		if ((bits & (INT64CONST(1) << pts->slots[s])) == 0)
+			continue;
+		c->pending++;
+		if (c->oldest_id == 0 || id < c->oldest_id)
+			c->oldest_id = id;
+		if (!atnull && (c->oldest_at_null || DatumGetTimestampTz(at) < c->oldest_at))
+		{
+			c->oldest_at = DatumGetTimestampTz(at);
+			c->oldest_at_null = false;
+		}
+	}
+}
+
+/*
+ * subscriber_status's pending events (progress.c, issue 38): per subscriber
+ * of "pts", in counts[] (zeroed by the caller, oldest_at_null set), the
+ * events pending for it that "snap" (the view's) sees, found as DdlnFetch
+ * finds them: commit_order walked from the position floor and each
+ * transaction's events by xid.  A scan of the queue read every row version
+ * an old snapshot keeps.  The walk looks at DDLN_STATUS_EXACT_EVENTS index
+ * entries at most (and ends the transaction it is in); past them the counts
+ * are scaled by the commit positions (from the first one walked, those up to
+ * the highest in the index over those walked), an estimate, and the
+ * oldest are those of the events read, the first in commit order.  Returns
+ * the scale: 1 for a count.
+ */
+double
+DdlnStatusWalk(const DdlnSubscriptionPoints *pts, Snapshot snap, DdlnPendingCount *counts)
+{
+	DdlnWalk	w;
+	int64		visited = 0;
+	int64		first = -1;
+	int64		stop = -1;
+	double		scale = 1.0;
+	Datum		xid;
+	int64		pos;
+
+	DdlnWalkOpen(&w);
+	DdlnWalkStart(&w, snap, w.floor);
+	while (DdlnWalkNext(&w, &xid, &pos))
+	{
+		int64		need;
+		int64		processed;
+
+		CHECK_FOR_INTERRUPTS();
+		if (visited >= DDLN_STATUS_EXACT_EVENTS)
+		{
+			stop = pos;
+			break;
+		}
+		visited++;
+		if (first < 0)
+			first = pos;
+		need = DdlnNeedOf(pts, DatumGetFullTransactionId(xid));
+		if (need == 0)
+			continue;
+		DdlnWalkEvents(&w, xid, 0);
+		while (DdlnWalkEvent(&w, &processed))
+		{
+			visited++;
+			if ((need & ~processed) != 0)
+				DdlnStatusCount(pts, need & ~processed, w.eslot, counts);
+		}
+	}
+	if (stop > first)
+	{
+		int64		last = DdlnOrderProbe(w.order_rel, w.order_idx, SnapshotAny, stop,
+										  BackwardScanDirection);
+
+		scale = (double) (last + 1 - first) / (double) (stop - first);
+	}
+	DdlnWalkEnd(&w);
+	return scale;
 }
 
 /*

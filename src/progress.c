@@ -63,7 +63,8 @@
  *
  * Floor: engine: called by deliver.c (the counters), by _PG_init (its
  * shared memory) and through SQL by subscriber_status
- * (subscriber_progress()); calls common.c.
+ * (subscriber_progress()); calls fetch.c (the pending events) and
+ * common.c.
  *
  * Copyright (c) 2026, the ddl_notify authors
  *
@@ -475,37 +476,32 @@ DdlnProgressForget(const int32 *ids, int n)
  * subscriber_status's pending, oldest_pending_id and oldest_pending_at.
  *
  * Counting every pending event was a read of the whole queue per
- * subscriber (3.1 s with 1M events pending).  Now one pass over the queue
- * serves every subscriber, and past DDLN_STATUS_EXACT_BLOCKS heap blocks
- * it reads DDLN_STATUS_SAMPLE_BLOCKS blocks spread evenly over the table and
- * scales what it found by the number of blocks: an estimate, as ANALYZE
- * makes one, said so by the view's pending_estimated.  The oldest pending
- * event is then the oldest one among the blocks read.
+ * subscriber (3.1 s with 1M events pending); then one pass over the queue's
+ * heap for every subscriber, sampled past 16 MB, which behind an old
+ * snapshot read every row version it keeps (issue 38).  Now fetch.c's walk
+ * from the position floor (DdlnStatusWalk), for every subscriber at once:
+ * it reads the transactions and events still in the queue, not the dead
+ * rows, and past DDLN_STATUS_EXACT_EVENTS index entries it estimates (the
+ * view's pending_estimated).
  */
-#define DDLN_STATUS_EXACT_BLOCKS	2048	/* 16 MB */
-#define DDLN_STATUS_SAMPLE_BLOCKS	512
 
 /* One subscriber as subscriber_progress() reports it. */
 typedef struct DdlnStatusRow
 {
 	int32		id;
 	TimestampTz created;
-	int32		slot;
-	Datum		start_snapshot;
-	FullTransactionId start_xid;
-	int64		pending;		/* in the blocks read */
-	int64		oldest_id;		/* 0: none seen */
-	TimestampTz oldest_at;
-	bool		oldest_at_null;
 } DdlnStatusRow;
 
-/* The subscribers and their subscription points, read as the extension's owner. */
-static DdlnStatusRow *
-DdlnStatusSubscribers(int *n)
+/*
+ * The subscribers (in "rows") and their subscription points (in "pts"),
+ * read as the extension's owner; their number is returned.
+ */
+static int
+DdlnStatusSubscribers(DdlnStatusRow **rows, DdlnSubscriptionPoints *pts)
 {
 	DdlnSafeState safe;
-	DdlnStatusRow *rows;
 	MemoryContext cxt = CurrentMemoryContext;
+	int			n;
 
 	/* not reached: SPI_connect() returns SPI_OK_CONNECT or raises an ERROR */
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -516,9 +512,13 @@ DdlnStatusSubscribers(int *n)
 		/* not reached: a plain SELECT of the extension's table */
 		elog(ERROR, "SPI_execute failed reading ddl_notify.subscriber");
 	DdlnEndSafe(&safe);
-	*n = (int) SPI_processed;
-	rows = MemoryContextAllocZero(cxt, sizeof(DdlnStatusRow) * Max(*n, 1));
-	for (int i = 0; i < *n; i++)
+	n = (int) SPI_processed;
+	*rows = MemoryContextAllocZero(cxt, sizeof(DdlnStatusRow) * Max(n, 1));
+	pts->n = n;
+	pts->slots = MemoryContextAlloc(cxt, sizeof(int32) * Max(n, 1));
+	pts->snaps = MemoryContextAlloc(cxt, sizeof(Datum) * Max(n, 1));
+	pts->start_xids = MemoryContextAlloc(cxt, sizeof(FullTransactionId) * Max(n, 1));
+	for (int i = 0; i < n; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
@@ -526,84 +526,16 @@ DdlnStatusSubscribers(int *n)
 		Datum		snap = SPI_getbinval(tup, desc, 4, &isnull);
 		MemoryContext old;
 
-		rows[i].id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
-		rows[i].created = DatumGetTimestampTz(SPI_getbinval(tup, desc, 2, &isnull));
-		rows[i].slot = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+		(*rows)[i].id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		(*rows)[i].created = DatumGetTimestampTz(SPI_getbinval(tup, desc, 2, &isnull));
+		pts->slots[i] = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
 		old = MemoryContextSwitchTo(cxt);
-		rows[i].start_snapshot = datumCopy(snap, false, -1);
+		pts->snaps[i] = datumCopy(snap, false, -1);
 		MemoryContextSwitchTo(old);
-		rows[i].start_xid = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 5, &isnull));
-		rows[i].oldest_at_null = true;
+		pts->start_xids[i] = DatumGetFullTransactionId(SPI_getbinval(tup, desc, 5, &isnull));
 	}
 	SPI_finish();
-	return rows;
-}
-
-/*
- * Count, per subscriber, the pending events of the given heap blocks (all of
- * them if nblocks is InvalidBlockNumber): ddl_notify.is_pending() in C.
- */
-static void
-DdlnStatusScan(Relation rel, Snapshot snap, DdlnStatusRow *rows, int n,
-			   BlockNumber total, BlockNumber nsample)
-{
-	TableScanDesc scan = table_beginscan_strat(rel, snap, 0, NULL, true, false);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	FullTransactionId last_xid = InvalidFullTransactionId;
-	int64		need = 0;
-
-	for (BlockNumber k = 0; k < (nsample == 0 ? 1 : nsample); k++)
-	{
-		table_rescan(scan, NULL);
-		if (nsample > 0)
-			heap_setscanlimits(scan, (BlockNumber) (((uint64) k * total) / nsample), 1);
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			bool		isnull;
-			Datum		xid = slot_getattr(slot, DDLN_EV_XID + 1, &isnull);
-			FullTransactionId fxid = DatumGetFullTransactionId(xid);
-			int64		processed = DatumGetInt64(slot_getattr(slot, DDLN_EV_PROCESSED + 1, &isnull));
-			int64		id;
-
-			/* which subscribers are past this transaction's subscription point: once per xid */
-			if (!FullTransactionIdEquals(fxid, last_xid))
-			{
-				last_xid = fxid;
-				need = 0;
-				for (int i = 0; i < n; i++)
-				{
-					if (FullTransactionIdEquals(fxid, rows[i].start_xid) ||
-						DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid,
-														 rows[i].start_snapshot)))
-						continue;
-					need |= INT64CONST(1) << rows[i].slot;
-				}
-			}
-			if ((need & ~processed) == 0)
-				continue;
-			id = DatumGetInt64(slot_getattr(slot, DDLN_EV_ID + 1, &isnull));
-			for (int i = 0; i < n; i++)
-			{
-				int64		bit = INT64CONST(1) << rows[i].slot;
-				Datum		at;
-				bool		atnull;
-
-				if ((need & bit) == 0 || (processed & bit) != 0)
-					continue;
-				rows[i].pending++;
-				if (rows[i].oldest_id == 0 || id < rows[i].oldest_id)
-					rows[i].oldest_id = id;
-				at = slot_getattr(slot, DDLN_EV_OCCURRED_AT + 1, &atnull);
-				if (!atnull && (rows[i].oldest_at_null || DatumGetTimestampTz(at) < rows[i].oldest_at))
-				{
-					rows[i].oldest_at = DatumGetTimestampTz(at);
-					rows[i].oldest_at_null = false;
-				}
-			}
-		}
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	table_endscan(scan);
+	return n;
 }
 
 /*
@@ -649,7 +581,7 @@ DdlnProgressAsSeen(const DdlnProgressEntry *e, Snapshot snap, DdlnProgress *out)
 /*
  * ddl_notify.subscriber_progress(): per subscriber of this database, the
  * counts not yet in its row and its pending events (exact, or estimated
- * past DDLN_STATUS_EXACT_BLOCKS), for subscriber_status.  Executable by
+ * past DDLN_STATUS_EXACT_EVENTS), for subscriber_status.  Executable by
  * PUBLIC as the view calls it with its reader's rights, it answers only a
  * role that may read subscriber_status (or the subscriber table), and says
  * only what that view says.
@@ -662,11 +594,10 @@ ddl_notify_subscriber_progress(PG_FUNCTION_ARGS)
 	Oid			view = get_relname_relid("subscriber_status", relids->nsp);
 	Oid			table = get_relname_relid("subscriber", relids->nsp);
 	DdlnStatusRow *rows;
+	DdlnSubscriptionPoints pts;
+	DdlnPendingCount *pending;
 	int			n;
-	Relation	rel;
-	BlockNumber nblocks;
-	BlockNumber nsample = 0;
-	double		scale = 1.0;
+	double		scale;
 
 	if (!(OidIsValid(view) && pg_class_aclcheck(view, GetUserId(), ACL_SELECT) == ACLCHECK_OK) &&
 		!(OidIsValid(table) && pg_class_aclcheck(table, GetUserId(), ACL_SELECT) == ACLCHECK_OK))
@@ -676,17 +607,11 @@ ddl_notify_subscriber_progress(PG_FUNCTION_ARGS)
 				 errdetail("ddl_notify.subscriber_progress() answers only roles that may read ddl_notify.subscriber_status.")));
 
 	InitMaterializedSRF(fcinfo, 0);
-	rows = DdlnStatusSubscribers(&n);
-
-	rel = table_open(relids->event, AccessShareLock);
-	nblocks = RelationGetNumberOfBlocks(rel);
-	if (nblocks > DDLN_STATUS_EXACT_BLOCKS)
-	{
-		nsample = DDLN_STATUS_SAMPLE_BLOCKS;
-		scale = (double) nblocks / nsample;
-	}
-	DdlnStatusScan(rel, GetActiveSnapshot(), rows, n, nblocks, nsample);
-	table_close(rel, AccessShareLock);
+	n = DdlnStatusSubscribers(&rows, &pts);
+	pending = palloc0(sizeof(DdlnPendingCount) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		pending[i].oldest_at_null = true;
+	scale = DdlnStatusWalk(&pts, GetActiveSnapshot(), pending);
 
 	if (progress_hash != NULL)
 		LWLockAcquire(progress_lock, LW_SHARED);
@@ -711,12 +636,12 @@ ddl_notify_subscriber_progress(PG_FUNCTION_ARGS)
 		values[5] = TimestampTzGetDatum(c->last_delivered_at);
 		nulls[5] = (c->last_event_id == 0);
 		values[6] = TimestampTzGetDatum(rows[i].created);
-		values[7] = Int64GetDatum((int64) (rows[i].pending * scale + 0.5));
-		values[8] = Int64GetDatum(rows[i].oldest_id);
-		nulls[8] = (rows[i].oldest_id == 0);
-		values[9] = TimestampTzGetDatum(rows[i].oldest_at);
-		nulls[9] = rows[i].oldest_at_null;
-		values[10] = BoolGetDatum(nsample > 0);
+		values[7] = Int64GetDatum((int64) (pending[i].pending * scale + 0.5));
+		values[8] = Int64GetDatum(pending[i].oldest_id);
+		nulls[8] = (pending[i].oldest_id == 0);
+		values[9] = TimestampTzGetDatum(pending[i].oldest_at);
+		nulls[9] = pending[i].oldest_at_null;
+		values[10] = BoolGetDatum(scale != 1.0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	if (progress_hash != NULL)
