@@ -229,16 +229,24 @@ DdlnChainRule(const DdlnSubscriber *sub, Datum chain)
 /*
  * Refuse tables of ddl_notify whose columns or indexes are not those this
  * version reads (event with 0.2.0's or 0.1.0's columns, event_xid on two
- * keys, commit_order's columns).
+ * keys, commit_order's columns).  Not "strict" (subscriber_status's count,
+ * which only reads): commit_order may have columns added after its own, as
+ * long as its xid and position are where this version reads them, so that
+ * an operator can still see what is pending on tables changed by hand.
  */
 static void
-DdlnFetchCheckShape(Relation order_rel, Relation event_rel, Relation event_idx)
+DdlnFetchCheckShape(Relation order_rel, Relation event_rel, Relation event_idx, bool strict)
 {
 	TupleDesc	event_desc = RelationGetDescr(event_rel);
+	TupleDesc	order_desc = RelationGetDescr(order_rel);
+	bool		order_ok = strict ? order_desc->natts == DDLN_CO_NATTS :
+		(order_desc->natts >= DDLN_CO_NATTS &&
+		 TupleDescAttr(order_desc, DDLN_CO_XID)->atttypid == XID8OID &&
+		 TupleDescAttr(order_desc, DDLN_CO_POS)->atttypid == INT8OID);
 
 	if (IndexRelationGetNumberOfKeyAttributes(event_idx) != 2 ||
 		(event_desc->natts != DDLN_EV_NATTS && event_desc->natts != DDLN_EV_NATTS_010) ||
-		RelationGetDescr(order_rel)->natts != DDLN_CO_NATTS)
+		!order_ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the tables of ddl_notify do not have the columns and indexes this version reads"),
@@ -602,9 +610,9 @@ typedef struct DdlnWalk
 	IndexScanDesc scan;
 } DdlnWalk;
 
-/* Open the walk's relations, check their shape and read the floor. */
+/* Open the walk's relations, check their shape ("strict": see DdlnFetchCheckShape) and read the floor. */
 static void
-DdlnWalkOpen(DdlnWalk *w)
+DdlnWalkOpen(DdlnWalk *w, bool strict)
 {
 	const DdlnRelids *relids = DdlnGetRelids(false);
 
@@ -613,7 +621,7 @@ DdlnWalkOpen(DdlnWalk *w)
 	w->order_idx = index_open(relids->commit_order_pos, AccessShareLock);
 	w->event_rel = table_open(relids->event, AccessShareLock);
 	w->event_idx = index_open(relids->event_xid, AccessShareLock);
-	DdlnFetchCheckShape(w->order_rel, w->event_rel, w->event_idx);
+	DdlnFetchCheckShape(w->order_rel, w->event_rel, w->event_idx, strict);
 	w->floor = DdlnOrderFloor(w->order_rel, w->order_idx);
 }
 
@@ -721,7 +729,7 @@ DdlnFetch(DdlnSubscriber *sub, int limit, const DdlnFloor *floor, DdlnFetched *o
 	Datum		xid;
 	int64		pos;
 
-	DdlnWalkOpen(&w);
+	DdlnWalkOpen(&w, true);
 	event_desc = RelationGetDescr(w.event_rel);
 	has_chain = (event_desc->natts == DDLN_EV_NATTS);
 	DdlnFetchAlloc(out, limit);
@@ -806,7 +814,7 @@ DdlnWaitCollect(Datum visible, FullTransactionId own,
 	Datum		xid;
 	int64		pos;
 
-	DdlnWalkOpen(&w);
+	DdlnWalkOpen(&w, true);
 	*list = palloc(sizeof(DdlnEventKey) * max);
 	last = DdlnOrderProbe(w.order_rel, w.order_idx, SnapshotAny, w.floor, BackwardScanDirection);
 	DdlnWalkStart(&w, GetLatestSnapshot(), w.floor);
@@ -947,7 +955,7 @@ DdlnSweepWalk(const DdlnSubscriptionPoints *pts, DdlnSweepFound *found)
 	Datum		xid;
 	int64		pos;
 
-	DdlnWalkOpen(&w);
+	DdlnWalkOpen(&w, true);
 	memset(found, 0, sizeof(*found));
 	found->events = palloc(sizeof(ItemPointerData) * maxevents);
 	found->orders = palloc(sizeof(ItemPointerData) * maxorders);
@@ -1059,7 +1067,7 @@ DdlnStatusWalk(const DdlnSubscriptionPoints *pts, Snapshot snap, DdlnPendingCoun
 	Datum		xid;
 	int64		pos;
 
-	DdlnWalkOpen(&w);
+	DdlnWalkOpen(&w, false);
 	DdlnWalkStart(&w, snap, w.floor);
 	while (DdlnWalkNext(&w, &xid, &pos))
 	{
