@@ -33,7 +33,8 @@
  * touched the relation built its entry already, and a DROP builds it to
  * drop the relation), the constraints from pg_constraint, the indexes'
  * rows from one scan each of pg_index, pg_class and pg_attribute for all
- * of them (DdlnImageReadIndexes).
+ * of them (DdlnImageReadIndexes; an "after" takes the rows of its "before"
+ * that did not change).
  *
  * Rules kept here:
  * - With ddl_notify.capture_changes off nothing here runs (its callers,
@@ -59,7 +60,11 @@
  *	 changed it (DdlnImageMayReuse): an index nothing renamed; a constraint
  *	 of the same OID validated or made [NOT] DEFERRABLE is printed again,
  *	 and so is an index of the same OID given other storage parameters
- *	 (ALTER INDEX ... SET) or made valid.
+ *	 (ALTER INDEX ... SET) or made valid.  It takes the indexes' pg_index
+ *	 rows "before" read when no pg_index row changed since, and an index's
+ *	 pg_class row when that row did not change (DdlnWatchChanged: the
+ *	 catalog caches' invalidations, ours and other backends', noted by
+ *	 hash value); a changed row is read again.
  * - A plain index's definition (key columns only, default operator
  *	 classes, no expression, predicate, storage parameter, sort option or
  *	 own collation) is printed here as ruleutils prints it; any other goes
@@ -69,7 +74,7 @@
  *	 forgotten on every invalidation of pg_opclass, pg_cast or pg_type
  *	 (catalog cache callbacks: ours, at the command's end or a rollback,
  *	 and other backends', processed before each image is read).
- *	 Everything else is read again for each image.
+ *	 Everything else is read again for each statement.
  * - What PostgreSQL makes and drops by itself is left out as pg_dump leaves
  *	 it out: a foreign key's clones (conparentid set); an invalid index (a
  *	 failed CREATE INDEX CONCURRENTLY's), but for a partitioned table's.
@@ -233,6 +238,37 @@ static int
 DdlnPartCmp(const void *a, const void *b)
 {
 	return strcmp(((const DdlnImgPart *) a)->name, ((const DdlnImgPart *) b)->name);
+}
+
+static int
+DdlnPartPtrCmp(const void *a, const void *b)
+{
+	return DdlnPartCmp(*(const DdlnImgPart *const *) a, *(const DdlnImgPart *const *) b);
+}
+
+/*
+ * Sort n parts by name: their addresses, then the parts in that order
+ * (qsort of the parts themselves moves 64 bytes at each swap: 50,000
+ * instructions for 50 indexes, against a fifth of it here).
+ */
+static void
+DdlnSortParts(DdlnImgPart *parts, int n)
+{
+	DdlnImgPart **byname;
+	DdlnImgPart *sorted;
+
+	if (n < 2)
+		return;
+	byname = palloc(sizeof(DdlnImgPart *) * n);
+	for (int i = 0; i < n; i++)
+		byname[i] = &parts[i];
+	qsort(byname, n, sizeof(DdlnImgPart *), DdlnPartPtrCmp);
+	sorted = palloc(sizeof(DdlnImgPart) * n);
+	for (int i = 0; i < n; i++)
+		sorted[i] = *byname[i];
+	memcpy(parts, sorted, sizeof(DdlnImgPart) * n);
+	pfree(sorted);
+	pfree(byname);
 }
 
 static const char *
@@ -660,7 +696,7 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse, bool
 	}
 	systable_endscan(scan);
 	table_close(catrel, AccessShareLock);
-	qsort(img->constraints, img->nconstraints, sizeof(DdlnImgPart), DdlnPartCmp);
+	DdlnSortParts(img->constraints, img->nconstraints);
 }
 
 /*
@@ -772,6 +808,91 @@ DdlnDefaultOpclass(DdlnOpclassMemo *memo, Oid type, Oid am)
 		memo->opclass[memo->n++] = opclass;
 	}
 	return opclass;
+}
+
+/*
+ * The catalog rows an "after" image takes from its "before" (the same
+ * command's image of the same relation): an index's pg_index rows when no
+ * pg_index row changed since the "before" read them, and its pg_class row
+ * when that row did not change.  What changed is told by the catalog
+ * caches' invalidations, ours (processed at each CommandCounterIncrement:
+ * ddl_command_end comes after one) and other backends' (processed before
+ * each image, DdlnOpclassMemoGet, and at each lock taken): each
+ * invalidation of pg_class (RELOID) or pg_index (INDEXRELID) rows is noted
+ * here with its hash value and a sequence number, and an image remembers
+ * the sequence number it read at.  A reset of the caches (hash value 0) or
+ * a full list forgets the rows of every image read before it
+ * (test/t/052_image_row_reuse.pl;
+ * test/mutations/images_rows_reused_unwatched.patch).
+ */
+#define DDLN_WATCH_SIZE 256
+typedef struct DdlnWatch
+{
+	uint64		seq;			/* invalidations noted so far */
+	uint64		lost;			/* images read before this one reuse nothing */
+	int			n;
+	int			cacheid[DDLN_WATCH_SIZE];
+	uint32		hash[DDLN_WATCH_SIZE];
+	uint64		at[DDLN_WATCH_SIZE];
+} DdlnWatch;
+
+static DdlnWatch ddln_watch;
+static bool ddln_watch_callbacks = false;
+
+static void
+DdlnWatchNote(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ddln_watch.seq++;
+	if (hashvalue == 0 || ddln_watch.n == DDLN_WATCH_SIZE)
+	{
+		ddln_watch.lost = ddln_watch.seq;
+		ddln_watch.n = 0;
+		return;
+	}
+	ddln_watch.cacheid[ddln_watch.n] = cacheid;
+	ddln_watch.hash[ddln_watch.n] = hashvalue;
+	ddln_watch.at[ddln_watch.n++] = ddln_watch.seq;
+}
+
+/*
+ * The sequence number an image reads at, the callbacks registered at first
+ * use.  (Call after AcceptInvalidationMessages.)  Half full, the list is
+ * emptied: only an image read before now and still waiting for its
+ * "after" (the same command's) loses its rows.
+ */
+static uint64
+DdlnWatchNow(void)
+{
+	if (!ddln_watch_callbacks)
+	{
+		CacheRegisterSyscacheCallback(RELOID, DdlnWatchNote, (Datum) 0);
+		CacheRegisterSyscacheCallback(INDEXRELID, DdlnWatchNote, (Datum) 0);
+		ddln_watch_callbacks = true;
+		ddln_watch.lost = ++ddln_watch.seq;
+	}
+	if (ddln_watch.n > DDLN_WATCH_SIZE / 2)
+	{
+		ddln_watch.lost = ++ddln_watch.seq;
+		ddln_watch.n = 0;
+	}
+	return ddln_watch.seq;
+}
+
+/*
+ * Was a row of catalog cache "cacheid" with hash value "hash" (0: any row)
+ * invalidated since sequence number "since"?
+ */
+static bool
+DdlnWatchChanged(uint64 since, int cacheid, uint32 hash)
+{
+	if (!ddln_watch_callbacks || ddln_watch.lost > since)
+		return true;
+	for (int i = ddln_watch.n - 1; i >= 0 && ddln_watch.at[i] > since; i--)
+	{
+		if (ddln_watch.cacheid[i] == cacheid && (hash == 0 || ddln_watch.hash[i] == hash))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -909,13 +1030,14 @@ DdlnImageIndexDefinition(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleD
 }
 
 /* a live index of the table: its pg_index and pg_class rows */
-typedef struct DdlnIndexRows
+typedef struct DdlnIndexRows DdlnIndexRows;
+struct DdlnIndexRows
 {
 	Oid			oid;
 	HeapTuple	itup;
 	HeapTuple	ctup;			/* NULL: not found (or not read yet) */
 	int			options;		/* a column with attoptions: 1, none: 0, unknown: -1 */
-} DdlnIndexRows;
+};
 
 static int
 DdlnIndexRowsCmp(const void *a, const void *b)
@@ -990,6 +1112,8 @@ DdlnScanIndexRows(Relation catrel, Oid indexid, AttrNumber attno, DdlnIndexRows 
 	return systable_beginscan(catrel, indexid, true, NULL, 1, key);
 }
 
+#define DDLN_FEW_ROWS 2
+
 /*
  * The pg_class rows of the table's indexes, and with "options" whether a
  * column of each has per-column options (pg_attribute.attoptions): one
@@ -1000,23 +1124,32 @@ static void
 DdlnReadIndexRows(DdlnIndexRows *rows, int n, bool options)
 {
 	Relation	catrel;
-	SysScanDesc scan;
+	SysScanDesc scan = NULL;
 	HeapTuple	tup;
 	int			maxattnum = 1;
+	int			missing = 0;
 
-	catrel = table_open(RelationRelationId, AccessShareLock);
-	scan = DdlnScanIndexRows(catrel, ClassOidIndexId, Anum_pg_class_oid, rows, n, 0);
-	while (scan && HeapTupleIsValid(tup = systable_getnext(scan)))
+	for (int i = 0; i < n; i++)
+		missing += (rows[i].ctup == NULL);
+	/* a few rows not taken from "before" are looked up one by one */
+	if (missing == n || missing > DDLN_FEW_ROWS)
 	{
-		DdlnIndexRows *r = DdlnIndexRowsFind(rows, n, ((Form_pg_class) GETSTRUCT(tup))->oid);
+		catrel = table_open(RelationRelationId, AccessShareLock);
+		scan = DdlnScanIndexRows(catrel, ClassOidIndexId, Anum_pg_class_oid, rows, n, 0);
+		while (scan && HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			DdlnIndexRows *r = DdlnIndexRowsFind(rows, n, ((Form_pg_class) GETSTRUCT(tup))->oid);
 
-		if (r && r->ctup == NULL)
-			r->ctup = heap_copytuple(tup);
+			if (r && r->ctup == NULL)
+				r->ctup = heap_copytuple(tup);
+		}
+		if (scan)
+			systable_endscan(scan);
+		table_close(catrel, AccessShareLock);
+		if (scan == NULL)
+			return;
 	}
-	if (scan)
-		systable_endscan(scan);
-	table_close(catrel, AccessShareLock);
-	if (scan == NULL || !options)
+	if (!options)
 		return;
 
 	/* an index's pg_attribute rows: attnum 1 to its number of columns */
@@ -1070,11 +1203,10 @@ DdlnRelOptionStrings(HeapTuple classtup)
 
 /*
  * The pg_index rows of the indexes an image lists, from one scan of
- * pg_index by table (catrel, open), sorted by OID; *n is their number and
- * *replident the replica identity's index, if any.
+ * pg_index by table (catrel, open), sorted by OID; *n is their number.
  */
 static DdlnIndexRows *
-DdlnImageIndexList(const DdlnImage *img, Relation catrel, int *n, Oid *replident)
+DdlnImageIndexList(const DdlnImage *img, Relation catrel, int *n)
 {
 	int			allocated = 4;
 	DdlnIndexRows *rows = palloc(sizeof(DdlnIndexRows) * allocated);
@@ -1101,9 +1233,6 @@ DdlnImageIndexList(const DdlnImage *img, Relation catrel, int *n, Oid *replident
 		 */
 		if (!index->indisvalid && img->relkind != RELKIND_PARTITIONED_TABLE)
 			continue;
-		/* the replica identity's, as pg_dump reads it (not the relcache's) */
-		if (index->indisreplident && img->replident == REPLICA_IDENTITY_INDEX)
-			*replident = index->indexrelid;
 		if (*n == allocated)
 		{
 			allocated *= 2;
@@ -1117,6 +1246,55 @@ DdlnImageIndexList(const DdlnImage *img, Relation catrel, int *n, Oid *replident
 	systable_endscan(scan);
 	qsort(rows, *n, sizeof(DdlnIndexRows), DdlnIndexRowsCmp);
 	return rows;
+}
+
+/*
+ * The pg_index rows "like" (an image of the same relation read earlier in
+ * the command) read, when no pg_index row changed since (DdlnWatchChanged),
+ * without their pg_class rows; NULL otherwise.
+ */
+static DdlnIndexRows *
+DdlnImageReusedIndexRows(const DdlnImage *img, const DdlnImage *like, int *n)
+{
+	DdlnIndexRows *rows;
+
+	if (like == NULL || like->indexrows == NULL || like->relid != img->relid ||
+		like->relkind != img->relkind || DdlnWatchChanged(like->read_at, INDEXRELID, 0))
+		return NULL;
+	*n = like->nindexrows;
+	rows = palloc(sizeof(DdlnIndexRows) * Max(*n, 1));
+	memcpy(rows, like->indexrows, sizeof(DdlnIndexRows) * *n);
+	for (int i = 0; i < *n; i++)
+	{
+		rows[i].ctup = NULL;
+		rows[i].options = -1;	/* looked up if a definition is printed */
+	}
+	return rows;
+}
+
+/*
+ * The pg_class rows "like" read of the indexes in "rows" whose row no
+ * invalidation touched since (DdlnWatchChanged, by the row's hash value).
+ */
+static void
+DdlnImageReusedClassRows(const DdlnImage *img, DdlnIndexRows *rows, int n, const DdlnImage *like)
+{
+	bool		some = false;
+
+	if (like == NULL || like->indexrows == NULL || like->relid != img->relid)
+		return;
+	/* (no pg_class row changed at all: no hash value to compute) */
+	some = DdlnWatchChanged(like->read_at, RELOID, 0);
+	for (int i = 0; i < n; i++)
+	{
+		DdlnIndexRows *r = DdlnIndexRowsFind(like->indexrows, like->nindexrows, rows[i].oid);
+
+		if (r == NULL || r->ctup == NULL ||
+			(some && DdlnWatchChanged(like->read_at, RELOID,
+									  GetSysCacheHashValue1(RELOID, ObjectIdGetDatum(rows[i].oid)))))
+			continue;
+		rows[i].ctup = r->ctup;
+	}
 }
 
 /*
@@ -1139,7 +1317,12 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 	char	   *table = NULL;
 
 	catrel = table_open(IndexRelationId, AccessShareLock);
-	rows = DdlnImageIndexList(img, catrel, &n, &replident_index);
+	/* (every invalidation processed: the memo's and the lock's) */
+	img->read_at = DdlnWatchNow();
+	rows = DdlnImageReusedIndexRows(img, like, &n);
+	if (rows == NULL)
+		rows = DdlnImageIndexList(img, catrel, &n);
+	DdlnImageReusedClassRows(img, rows, n, like);
 	if (n > 0)
 		DdlnReadIndexRows(rows, n, like == NULL || !reuse);
 
@@ -1162,6 +1345,10 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		part->name = pstrdup(NameStr(((Form_pg_class) GETSTRUCT(ctup))->relname));
 		part->validated = ((Form_pg_index) GETSTRUCT(rows[k].itup))->indisvalid;
 		part->clustered = ((Form_pg_index) GETSTRUCT(rows[k].itup))->indisclustered;
+		/* the replica identity's, as pg_dump reads it (not the relcache's) */
+		if (((Form_pg_index) GETSTRUCT(rows[k].itup))->indisreplident &&
+			img->replident == REPLICA_IDENTITY_INDEX)
+			replident_index = indexid;
 		part->reloptions = DdlnRelOptionStrings(ctup);
 		if (reuse)
 			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part);
@@ -1185,7 +1372,9 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 			img->replident_index = part->name;
 	}
 	table_close(catrel, AccessShareLock);
-	qsort(img->indexes, img->nindexes, sizeof(DdlnImgPart), DdlnPartCmp);
+	DdlnSortParts(img->indexes, img->nindexes);
+	img->indexrows = rows;
+	img->nindexrows = n;
 }
 
 /*
@@ -1704,7 +1893,7 @@ DdlnImgPushDomainConstraints(DdlnJsonbState *st, Oid typid)
 	systable_endscan(scan);
 	table_close(catrel, AccessShareLock);
 	if (n > 1)
-		qsort(parts, n, sizeof(DdlnImgPart), DdlnPartCmp);
+		DdlnSortParts(parts, n);
 	DdlnJsonToken(st, WJB_BEGIN_ARRAY);
 	for (int i = 0; i < n; i++)
 		DdlnImgPushConstraint(st, &parts[i]);

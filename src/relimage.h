@@ -125,6 +125,14 @@ typedef struct DdlnImage
 								 * schema and name pairs, in inhseqno order */
 	char	   *oftype_schema;	/* a typed table's type (OF type) */
 	char	   *oftype_name;
+	/*
+	 * relimage.c's own: the catalog rows of the indexes as read (pg_index,
+	 * pg_class), for an "after" of the same command to take those no
+	 * invalidation touched since "read_at" (DdlnImageReadIndexes)
+	 */
+	uint64		read_at;
+	int			nindexrows;
+	struct DdlnIndexRows *indexrows;
 } DdlnImage;
 
 /* relimage.c */
