@@ -294,6 +294,26 @@ DdlnDiffConstraintFlags(DdlnJsonbState *st, const DdlnImgPart *b, const DdlnImgP
 }
 
 /*
+ * The same parts in both images, in the same order (each of the same OID
+ * and name, neither changed nor altered in place): what DdlnDiffParts
+ * would find no change in, without its sorts and searches (the common
+ * case: an ADD COLUMN of a table with many indexes).
+ */
+static bool
+DdlnPartsUnchanged(bool indexes, const DdlnImgPart *bp, int bn, const DdlnImgPart *ap, int an)
+{
+	if (bn != an)
+		return false;
+	for (int i = 0; i < an; i++)
+	{
+		if (bp[i].oid != ap[i].oid || strcmp(bp[i].name, ap[i].name) != 0 ||
+			DdlnConstraintAltered(&bp[i], &ap[i]) || DdlnPartChanged(indexes, &bp[i], &ap[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Constraints or indexes: renamed (same OID, other name), dropped, added,
  * or changed (same name, other definition: dropped and added again).
  * Indexes of a constraint are left out.
@@ -306,9 +326,14 @@ DdlnDiffParts(DdlnJsonbState *st, bool indexes,
 	const char *rename_op = indexes ? "rename index" : "rename constraint";
 	const char *drop_op = indexes ? "drop index" : "drop constraint";
 	const char *add_op = indexes ? "add index" : "add constraint";
-	const DdlnImgPart **bp_oid = DdlnPartsByOid(bp, bn);
-	const DdlnImgPart **ap_oid = DdlnPartsByOid(ap, an);
+	const DdlnImgPart **bp_oid;
+	const DdlnImgPart **ap_oid;
 	const DdlnImgPart **bi_oid = NULL;	/* b's indexes by OID, when needed */
+
+	if (DdlnPartsUnchanged(indexes, bp, bn, ap, an))
+		return;
+	bp_oid = DdlnPartsByOid(bp, bn);
+	ap_oid = DdlnPartsByOid(ap, an);
 
 	/* renames: in the new name order */
 	for (int i = 0; i < an; i++)
