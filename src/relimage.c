@@ -822,7 +822,7 @@ DdlnDefaultOpclass(DdlnOpclassMemo *memo, Oid type, Oid am)
  * here with its hash value and a sequence number, and an image remembers
  * the sequence number it read at.  A reset of the caches (hash value 0) or
  * a full list forgets the rows of every image read before it
- * (test/t/052_image_row_reuse.pl;
+ * (test/t/053_image_row_reuse.pl;
  * test/mutations/images_rows_reused_unwatched.patch).
  */
 #define DDLN_WATCH_SIZE 256

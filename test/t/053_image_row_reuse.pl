@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, the ddl_notify authors
 
-# 052_image_row_reuse.pl: an "after" image takes from its "before" (the same
+# 053_image_row_reuse.pl: an "after" image takes from its "before" (the same
 # command's) only the indexes' catalog rows that did not change between the
 # two (relimage.c, DdlnWatchChanged): another session's change to an index
 # of the table, committed while the command runs, is in the "after".
