@@ -2059,10 +2059,17 @@ class Replayer:
         if ev['trigger_event'] == 'sql_drop':
             cur.execute('SAVEPOINT left_out')
             try:
-                cur.execute('SELECT pg_get_object_address(%s, %s, %s)',
-                            (ADDRESS_TYPES.get(otype, otype), details.get('address_names') or [],
-                             details.get('address_args') or []))
-                there = True
+                if otype == 'operator':
+                    # pg_get_object_address wants two argument types, and
+                    # a prefix operator's address has one (no left one):
+                    # its identity, "(NONE,type)", is what regoperator reads
+                    cur.execute(EXISTS_SQL[otype], (ev.get('object_identity'),))
+                    there = cur.fetchone()[0]
+                else:
+                    cur.execute('SELECT pg_get_object_address(%s, %s, %s)',
+                                (ADDRESS_TYPES.get(otype, otype), details.get('address_names') or [],
+                                 details.get('address_args') or []))
+                    there = True
             except psycopg2.Error as e:
                 if e.pgcode not in NOT_THERE:
                     raise Stop('cannot tell whether the %s it drops is gone from the copy: %s'

@@ -54,6 +54,8 @@
 #   kept through renames, taken by LIKE and PARTITION OF, renamed, given by
 #   ADD CONSTRAINT, and set again by a partitioned table's ALTER COLUMN
 #   TYPE: the copy's are the source's;
+# - the drop of a prefix operator (its address has one argument type):
+#   checked gone by regoperator;
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -521,6 +523,19 @@ JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE c.relname IN ('gv', 'gp', 'gp1') AND a.attgenerated <> ''};
 is($node->safe_psql('dst', $gen_sql), $node->safe_psql('src', $gen_sql),
 	'the copy\'s generated columns are of the source\'s kinds, with its expressions');
+# 7g. the drop of a prefix operator: its address has one argument type, and
+# pg_get_object_address wants two, so the consumer asks regoperator whether
+# it is gone (before, it could not tell, and stopped: privileges.sql)
+$node->safe_psql('src', q{CREATE OPERATOR public.!!! (FUNCTION = int4um, RIGHTARG = int4)});
+($rc, $err) = consume();
+is($rc, 0, 'prefix operator: created') or diag $err;
+is($node->safe_psql('dst', q{SELECT to_regoperator('public.!!!(NONE,int4)') IS NOT NULL}),
+	't', 'prefix operator: the copy has it');
+$node->safe_psql('src', q{DROP OPERATOR public.!!! (NONE, int4)});
+($rc, $err) = consume();
+is($rc, 0, 'prefix operator: its drop applied and checked') or diag $err;
+is($node->safe_psql('dst', q{SELECT to_regoperator('public.!!!(NONE,int4)') IS NULL}),
+	't', 'prefix operator: gone from the copy');
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
