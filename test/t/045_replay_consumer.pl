@@ -56,6 +56,10 @@
 #   TYPE: the copy's are the source's;
 # - the drop of a prefix operator (its address has one argument type):
 #   checked gone by regoperator;
+# - DETACH PARTITION ... CONCURRENTLY cancelled half-way (no event), then
+#   DETACH PARTITION ... FINALIZE: typed from its "detach partition" change;
+# - columns merged (INHERITS, a parent's ADD COLUMN a child has, INHERIT):
+#   local and inherited on the copy as on the source;
 # - a statement whose role does not exist on the copy stops the consumer.
 #
 # Catches (test/mutations/): replay_no_verify.patch (verify_event finds no
@@ -536,6 +540,79 @@ $node->safe_psql('src', q{DROP OPERATOR public.!!! (NONE, int4)});
 is($rc, 0, 'prefix operator: its drop applied and checked') or diag $err;
 is($node->safe_psql('dst', q{SELECT to_regoperator('public.!!!(NONE,int4)') IS NULL}),
 	't', 'prefix operator: gone from the copy');
+$lsn = progress();
+
+# 7g. DETACH PARTITION ... CONCURRENTLY cancelled half-way (its first
+# transaction committed the partition as pending detach; it fires no event),
+# then DETACH PARTITION ... FINALIZE: one event, the partitioned table's, whose
+# changes say "detach partition" with the partition's name; applied typed and
+# verified, the copy's partition detached as the source's
+$node->safe_psql('src', q{
+CREATE TABLE fin (k int) PARTITION BY RANGE (k);
+CREATE TABLE fin1 PARTITION OF fin FOR VALUES FROM (0) TO (10);
+});
+($rc, $err) = consume();
+is($rc, 0, 'DETACH FINALIZE: the partitioned table made') or diag $err;
+my $fin_first = $node->safe_psql('src', q{SELECT coalesce(max(id), 0) FROM ddl_notify.event});
+my $snapshot = $node->background_psql('src');
+$snapshot->query_safe(q{BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM fin});
+my ($fin_ret, $fin_out, $fin_err) = $node->psql('src', q{
+SET statement_timeout = '500ms';
+ALTER TABLE fin DETACH PARTITION fin1 CONCURRENTLY;
+});
+like($fin_err, qr/canceling statement due to statement timeout/,
+	'DETACH CONCURRENTLY: cancelled while it waits for an older snapshot');
+$snapshot->query_safe('COMMIT');
+$snapshot->quit;
+is($node->safe_psql('src', q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'fin1'::regclass}),
+	't', 'DETACH CONCURRENTLY: the partition is pending detach on the source');
+is($node->safe_psql('src', qq{SELECT count(*) FROM ddl_notify.event WHERE id > $fin_first}),
+	'0', 'DETACH CONCURRENTLY cancelled: no event');
+$node->safe_psql('src', q{ALTER TABLE fin DETACH PARTITION fin1 FINALIZE});
+is($node->safe_psql('src', qq{
+SELECT string_agg(format('%s %s %s %s', command_tag, object_identity,
+		details->'subcommands'->0->>'kind', details->'changes'), '; ' ORDER BY id)
+FROM ddl_notify.event WHERE id > $fin_first}),
+	'ALTER TABLE public.fin DETACH PARTITION FINALIZE '
+	  . '[{"op": "detach partition", "partition": {"name": "fin1", "schema": "public"}}]',
+	'DETACH FINALIZE: one event, the partitioned table\'s, whose changes detach the partition');
+is($node->safe_psql('src', qq{
+SELECT format('%s %s', details->'before'->>'kind', details->'after'->>'kind')
+FROM ddl_notify.event WHERE id > $fin_first}),
+	'partitioned table partitioned table', 'DETACH FINALIZE: the event has the table\'s images before and after');
+($rc, $err) = consume('--verbose');
+is($rc, 0, 'DETACH FINALIZE: applied and verified') or diag $err;
+like($err, qr/^  ALTER TABLE "public"."fin" DETACH PARTITION "public"."fin1"$/m,
+	'DETACH FINALIZE: typed, from the changes');
+is($node->safe_psql('dst', q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'fin1'::regclass}),
+	'0', 'DETACH FINALIZE: the copy\'s partition is detached');
+$lsn = progress();
+
+# 7h. columns merged: CREATE TABLE ... INHERITS with a column the parent
+# has, ALTER TABLE parent ADD COLUMN of a column a child has (the child's
+# column stays its own, now inherited too: its image, which says
+# "inherited" only of a column the child does not have of its own, does not
+# change), ALTER TABLE ... INHERIT of a table with the parent's columns; the
+# copy's columns local and inherited as the source's
+$node->safe_psql('src', q{
+CREATE TABLE mp (a int);
+CREATE TABLE mc (a int NOT NULL, b text) INHERITS (mp);
+CREATE TABLE mc2 (a int, b text, c int);
+ALTER TABLE mp ADD COLUMN b text;
+ALTER TABLE mc2 INHERIT mp;
+ALTER TABLE mp ADD COLUMN c int;
+});
+($rc, $err) = consume();
+is($rc, 0, 'merged columns: applied and verified') or diag $err;
+my $merged_sql = q{
+SELECT string_agg(format('%s.%s:%s:%s:%s', c.relname, a.attname, a.attislocal, a.attinhcount, a.attnotnull),
+		' ' ORDER BY c.relname, a.attnum)
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relname IN ('mp', 'mc', 'mc2') AND a.attnum > 0 AND NOT a.attisdropped};
+is($node->safe_psql('dst', $merged_sql), $node->safe_psql('src', $merged_sql),
+	'merged columns: the copy\'s are local and inherited as the source\'s');
+like($node->safe_psql('src', $merged_sql), qr/mc\.b:t:1:f .*mc2\.c:t:1:f/,
+	'merged columns: the children\'s own columns, inherited too, on the source');
 $lsn = progress();
 
 # 8. a statement whose role the copy does not have (roles are not
