@@ -542,7 +542,7 @@ is($node->safe_psql('dst', q{SELECT to_regoperator('public.!!!(NONE,int4)') IS N
 	't', 'prefix operator: gone from the copy');
 $lsn = progress();
 
-# 7g. DETACH PARTITION ... CONCURRENTLY cancelled half-way (its first
+# 7h. DETACH PARTITION ... CONCURRENTLY cancelled half-way (its first
 # transaction committed the partition as pending detach; it fires no event),
 # then DETACH PARTITION ... FINALIZE: one event, the partitioned table's, whose
 # changes say "detach partition" with the partition's name; applied typed and
@@ -588,7 +588,7 @@ is($node->safe_psql('dst', q{SELECT count(*) FROM pg_inherits WHERE inhrelid = '
 	'0', 'DETACH FINALIZE: the copy\'s partition is detached');
 $lsn = progress();
 
-# 7h. columns merged: CREATE TABLE ... INHERITS with a column the parent
+# 7i. columns merged: CREATE TABLE ... INHERITS with a column the parent
 # has, ALTER TABLE parent ADD COLUMN of a column a child has (the child's
 # column stays its own, now inherited too: its image, which says
 # "inherited" only of a column the child does not have of its own, does not
