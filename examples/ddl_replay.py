@@ -2063,7 +2063,7 @@ class Replayer:
                     # pg_get_object_address wants two argument types, and
                     # a prefix operator's address has one (no left one):
                     # its identity, "(NONE,type)", is what regoperator reads
-                    cur.execute(EXISTS_SQL[otype], (ev.get('object_identity'),))
+                    cur.execute(EXISTS_SQL[otype], {'identity': ev.get('object_identity'), 'schema': ev.get('schema_name')})
                     there = cur.fetchone()[0]
                 else:
                     cur.execute('SELECT pg_get_object_address(%s, %s, %s)',
