@@ -407,15 +407,23 @@ DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup)
 void
 DdlnInsertRow(Relation rel, CatalogIndexState indstate, HeapTuple tup, bool published)
 {
-	TupleTableSlot *slot;
+	heap_insert(rel, tup, GetCurrentCommandId(true),
+				published ? 0 : HEAP_INSERT_NO_LOGICAL, NULL);
+	if (indstate->ri_NumIndices > 0)
+		DdlnInsertIndexEntries(rel, indstate, tup);
+}
+
+/*
+ * The index entries of a row version just written (a new row, or a non-HOT
+ * update's new version), as CatalogIndexInsert() makes them.
+ */
+void
+DdlnInsertIndexEntries(Relation rel, CatalogIndexState indstate, HeapTuple tup)
+{
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
-	heap_insert(rel, tup, GetCurrentCommandId(true),
-				published ? 0 : HEAP_INSERT_NO_LOGICAL, NULL);
-	if (indstate->ri_NumIndices == 0)
-		return;
-	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
 	ExecStoreHeapTuple(tup, slot, false);
 	for (int i = 0; i < indstate->ri_NumIndices; i++)
 	{

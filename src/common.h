@@ -379,6 +379,7 @@ extern void DdlnInsertCommitPosition(const DdlnRelids *relids, FullTransactionId
 /* common.c: a row of the extension's tables, written unseen by logical decoding */
 extern void DdlnInsertUnpublished(Relation rel, CatalogIndexState indstate, HeapTuple tup);
 extern void DdlnInsertRow(Relation rel, CatalogIndexState indstate, HeapTuple tup, bool published);
+extern void DdlnInsertIndexEntries(Relation rel, CatalogIndexState indstate, HeapTuple tup);
 
 /*
  * outbox.c: DDL replication's outbox (G16).  ddln_apply_origin is set by

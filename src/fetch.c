@@ -24,7 +24,7 @@
  *									DdlnFetch, DdlnNeedOf, DdlnWaitCollect,
  *									DdlnWaitCheck, DdlnSweepWalk,
  *									DdlnStatusCount, DdlnStatusWalk
- *	  the writes of step 4			DdlnIndexNewVersion, DdlnProcessedAt,
+ *	  the writes of step 4			DdlnProcessedAt,
  *									DdlnFindEvent, DdlnWriteBit,
  *									DdlnSetProcessedBits
  *
@@ -1106,40 +1106,6 @@ DdlnStatusWalk(const DdlnSubscriptionPoints *pts, Snapshot snap, DdlnPendingCoun
 }
 
 /*
- * Insert the index entries of a new row version (a non-HOT update), as
- * CatalogIndexInsert() does.
- */
-static void
-DdlnIndexNewVersion(Relation rel, CatalogIndexState indstate, HeapTuple tup)
-{
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-
-	ExecStoreHeapTuple(tup, slot, false);
-	for (int i = 0; i < indstate->ri_NumIndices; i++)
-	{
-		Relation	index = indstate->ri_IndexRelationDescs[i];
-		IndexInfo  *info = indstate->ri_IndexRelationInfo[i];
-
-		if (!info->ii_ReadyForInserts)
-			continue;
-		/* untested: needs one of the extension's indexes replaced by hand (capture.c refuses the same) */
-		if (info->ii_Expressions != NIL || info->ii_Predicate != NIL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("index \"%s\" of ddl_notify has expressions or a predicate",
-							RelationGetRelationName(index)),
-					 errhint(DDLN_HINT_TABLE_SHAPE)));
-		FormIndexDatum(info, slot, NULL, values, isnull);
-		index_insert(index, values, isnull, &tup->t_self, rel,
-					 index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
-					 false, info);
-	}
-	ExecDropSingleTupleTableSlot(slot);
-}
-
-/*
  * Where the "processed" column (bigint NOT NULL) lies in a row of event, as
  * nocachegetattr() walks the columns before it: so that a new version is
  * the row copied with eight bytes changed, not taken apart and formed again.
@@ -1232,7 +1198,7 @@ DdlnWriteBit(Relation rel, TupleTableSlot *slot, int64 processed, int64 need,
 	{
 		if (*indstate == NULL)
 			*indstate = CatalogOpenIndexes(rel);
-		DdlnIndexNewVersion(rel, *indstate, tup);
+		DdlnInsertIndexEntries(rel, *indstate, tup);
 	}
 	heap_freetuple(tup);
 	if (shouldfree)
