@@ -1604,9 +1604,16 @@ PARTITION_SUBCOMMANDS = {'ATTACH PARTITION', 'DETACH PARTITION', 'DETACH PARTITI
 INDEX_TYPED_SUBCOMMANDS = {'SET', 'RESET'}
 
 
-# ALTER COLUMN ... TYPE ... USING: the expression is in no image (the typed
-# path casts the column), so the statement goes by its text
-USING_CLAUSE = re.compile(r'\busing\b', re.IGNORECASE)
+# ALTER COLUMN ... TYPE ... USING an expression other than a cast of a column
+# (the typed path casts the column: USING c::type): the expression is in no
+# image, so the statement goes by its text
+USING_CLAUSE = re.compile(r'\busing\b\s*', re.IGNORECASE)
+COLUMN_CAST = re.compile(r'("(?:[^"]|"")+"|[A-Za-z_][\w$]*)\s*::')
+
+
+def using_not_a_cast(query):
+    """Does the statement say USING something else than column::type?"""
+    return any(not COLUMN_CAST.match(query, m.end()) for m in USING_CLAUSE.finditer(query))
 
 # REINDEX changes nothing a schema's dump shows, and of a schema, a
 # database, the system or a partitioned table or index it cannot run in a
@@ -1622,7 +1629,7 @@ def by_text(ev):
         kind = sc.get('kind')
         if kind in TEXT_SUBCOMMANDS:
             return True
-        if kind == 'ALTER COLUMN TYPE' and USING_CLAUSE.search(ev.get('query') or ''):
+        if kind == 'ALTER COLUMN TYPE' and using_not_a_cast(ev.get('query') or ''):
             return True
         if kind in PARTITION_SUBCOMMANDS and details.get('changes') is None:
             return True
