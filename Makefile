@@ -14,9 +14,10 @@
 #   make bench-scale        delivery at scale: each figure beside its goal
 #                           (test/bench/scale.sh)
 #   make bench-snapshot     the workers' CPU per 1,000 deliveries, subscriber_status
-#                           and wait_for_delivery while a REPEATABLE READ
-#                           snapshot is held (SNAPSHOT_HOLD seconds, default
-#                           600): a series (test/bench/snapshot_hold.sh)
+#                           and wait_for_delivery (ms and shared blocks per
+#                           call) while a REPEATABLE READ snapshot is held
+#                           (SNAPSHOT_HOLD seconds, default 600): a series
+#                           (test/bench/snapshot_hold.sh)
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one

@@ -20,12 +20,21 @@
 # time of one `SELECT * FROM ddl_notify.subscriber_status` and of one
 # `SELECT ddl_notify.wait_for_delivery('10s')` (best of 3 in one session,
 # psql's \timing, so no session start-up is counted) with their ratios to the
-# baseline, and for context the queue's live and dead rows
+# baseline, the shared buffers one call of each touches (hit + read of the
+# top plan node of EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) of the call, so
+# the call's execution and every block it reads, the catalogs' included,
+# its planning not; best of 3 in one session after a first call that warms
+# its caches) with their ratios to the baseline, and for context the
+# queue's live and dead rows
 # (pg_stat_user_tables) and its heap and index sizes.  The baseline is the
 # before phase without its first interval (start-up, cold caches): the CPU
 # per 1,000 deliveries over those intervals together, the median of the
-# query times.  Last, a summary: the highest ratio during the hold for each
-# of the three, beside the goal (within 2x).
+# query times and of the block counts.  Last, a summary: the highest ratio
+# during the hold for each of the five, beside the goal (within 2x).  The
+# times of the two calls are sub-millisecond, and one 10 ms poll of
+# wait_for_delivery (a delivery under way at the call: pgbench never stops)
+# makes their ratio tens of x; the block counts do not depend on the
+# machine's load, and say whether a call reads more as the dead rows grow.
 #
 # Rules: as the other benches (lib.sh): prints figures, never fails for a
 # missed goal; the cluster runs as the postgres OS user when run as root,
@@ -117,6 +126,22 @@ query_ms()
 		awk '/^Time: / { print $2 }' | sort -g | head -n 1
 }
 
+# query_blocks SQL: the shared buffers (hit + read) one execution of SQL
+# touches, best of 3 in one session, after one plain call that loads the
+# session's caches.
+query_blocks()
+{
+	local x="EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) $1"
+	# the first "Shared Hit Blocks" and "Shared Read Blocks" of each plan
+	# are its top node's (a node's own figures come before its "Plans",
+	# "Planning" after "Plan"), which include every node below it
+	psql_c $C $DB -c "$1" -c "$x" -c "$x" -c "$x" |
+		awk '/^\[/ { n++; h = r = "" }
+			/"Shared Hit Blocks":/ && h == "" { h = $NF + 0 }
+			/"Shared Read Blocks":/ && r == "" { r = $NF + 0; b[n] = h + r }
+			END { m = ""; for (i = 1; i <= n; i++) if (i in b && (m == "" || b[i] < m)) m = b[i]; print (m == "" ? "n/a" : m) }'
+}
+
 queue_info()
 {
 	q $C $DB "SELECT coalesce(n_live_tup, 0) || ' live, ' || coalesce(n_dead_tup, 0) || ' dead, ' ||
@@ -165,16 +190,17 @@ line()
 }
 
 echo "== an old snapshot held ${HOLD} s, ~${RATE} events/s to 2 subscribers (worker pool); one line every ${INTERVAL} s; $(nproc) cores"
-HEAD=$(printf '%7s %-6s %9s %7s %8s %6s %10s %6s %9s %6s  %s' \
-	elapsed phase delivered cpu_ms ms/1000 ratio status_ms ratio wait_ms ratio "queue; workers; load")
+HEAD=$(printf '%7s %-6s %9s %7s %8s %6s %10s %6s %9s %6s %10s %6s %9s %6s  %s' \
+	elapsed phase delivered cpu_ms ms/1000 ratio status_ms ratio wait_ms ratio status_blk ratio wait_blk ratio "queue; workers; load")
 line "$HEAD"
 
 T0=$(date +%s)
 worker_ticks
 D_PREV=$(delivered)
 BASE_CPU=0 BASE_DEL=0 BASE_CPUK='' BASE_ST='' BASE_WT=''
-BASE_ST_LIST=() BASE_WT_LIST=()
-MAX_CPU=0 MAX_ST=0 MAX_WT=0
+BASE_SB='' BASE_WB=''
+BASE_ST_LIST=() BASE_WT_LIST=() BASE_SB_LIST=() BASE_WB_LIST=()
+MAX_CPU=0 MAX_ST=0 MAX_WT=0 MAX_SB=0 MAX_WB=0
 n=0
 while :; do
 	n=$((n + 1))
@@ -189,6 +215,8 @@ while :; do
 	cpu=$((TICKS * 1000 / HZ))
 	st=$(query_ms "SELECT * FROM ddl_notify.subscriber_status")
 	wt=$(query_ms "SELECT ddl_notify.wait_for_delivery('10s')")
+	sb=$(query_blocks "SELECT * FROM ddl_notify.subscriber_status")
+	wb=$(query_blocks "SELECT ddl_notify.wait_for_delivery('10s')")
 	# a reading of the counters below the previous one (seen with two
 	# workers in the database, before progress.c settled each move of the
 	# counts once; docs/performance.md) gives no figure for the interval: n/a
@@ -199,8 +227,10 @@ while :; do
 			BASE_DEL=$((BASE_DEL + dd))
 			BASE_ST_LIST+=("$st")
 			BASE_WT_LIST+=("$wt")
+			BASE_SB_LIST+=("$sb")
+			BASE_WB_LIST+=("$wb")
 		fi
-		r1=- r2=- r3=-
+		r1=- r2=- r3=- r4=- r5=-
 	else
 		if [[ -z $BASE_CPUK ]]; then
 			if ((BASE_DEL == 0)); then
@@ -209,18 +239,24 @@ while :; do
 			BASE_CPUK=$(awk -v c="$BASE_CPU" -v d="$BASE_DEL" 'BEGIN { printf "%.3f", c * 1000 / d }')
 			BASE_ST=$(printf '%s\n' "${BASE_ST_LIST[@]}" | stats | cut -d' ' -f1)
 			BASE_WT=$(printf '%s\n' "${BASE_WT_LIST[@]}" | stats | cut -d' ' -f1)
+			BASE_SB=$(printf '%s\n' "${BASE_SB_LIST[@]}" | { grep -v n/a || true; } | stats | cut -d' ' -f1)
+			BASE_WB=$(printf '%s\n' "${BASE_WB_LIST[@]}" | { grep -v n/a || true; } | stats | cut -d' ' -f1)
 		fi
 		r1=$(awk -v a="$cpuk" -v b="$BASE_CPUK" 'BEGIN { if (a == "n/a" || b <= 0) print "n/a"; else printf "%.2f", a / b }')
 		r2=$(awk -v a="$st" -v b="$BASE_ST" 'BEGIN { printf "%.2f", a / b }')
 		r3=$(awk -v a="$wt" -v b="$BASE_WT" 'BEGIN { printf "%.2f", a / b }')
+		r4=$(awk -v a="$sb" -v b="$BASE_SB" 'BEGIN { if (a == "n/a" || b == "nan" || b <= 0) print "n/a"; else printf "%.2f", a / b }')
+		r5=$(awk -v a="$wb" -v b="$BASE_WB" 'BEGIN { if (a == "n/a" || b == "nan" || b <= 0) print "n/a"; else printf "%.2f", a / b }')
 		if [[ $ph == hold ]]; then
 			MAX_CPU=$(awk -v a="$r1" -v m="$MAX_CPU" 'BEGIN { print (a != "n/a" && a + 0 > m + 0) ? a : m }')
 			MAX_ST=$(awk -v a="$r2" -v m="$MAX_ST" 'BEGIN { print (a + 0 > m + 0) ? a : m }')
 			MAX_WT=$(awk -v a="$r3" -v m="$MAX_WT" 'BEGIN { print (a + 0 > m + 0) ? a : m }')
+			MAX_SB=$(awk -v a="$r4" -v m="$MAX_SB" 'BEGIN { print (a != "n/a" && a + 0 > m + 0) ? a : m }')
+			MAX_WB=$(awk -v a="$r5" -v m="$MAX_WB" 'BEGIN { print (a != "n/a" && a + 0 > m + 0) ? a : m }')
 		fi
 	fi
-	line "$(printf '%7s %-6s %9s %7s %8s %6s %10s %6s %9s %6s  %s; %s; %s' \
-		"$((next - T0))" "$ph" "$dd" "$cpu" "$cpuk" "$r1" "$st" "$r2" "$wt" "$r3" \
+	line "$(printf '%7s %-6s %9s %7s %8s %6s %10s %6s %9s %6s %10s %6s %9s %6s  %s; %s; %s' \
+		"$((next - T0))" "$ph" "$dd" "$cpu" "$cpuk" "$r1" "$st" "$r2" "$wt" "$r3" "$sb" "$r4" "$wb" "$r5" \
 		"$(queue_info)" "$WORKERS" "$(cut -d' ' -f1 /proc/loadavg)")"
 	# the hold starts at the first sample at or past BEFORE seconds
 	if [[ $hold_state == before ]] && ((next - T0 >= BEFORE)); then
@@ -233,11 +269,13 @@ kill -TERM "$PGBENCH" 2>/dev/null || true
 wait "$PGBENCH" 2>/dev/null || true
 
 SUMMARY=(
-	"baseline (before, without its first interval): $BASE_CPUK ms CPU per 1000 deliveries; subscriber_status $BASE_ST ms; wait_for_delivery $BASE_WT ms"
+	"baseline (before, without its first interval): $BASE_CPUK ms CPU per 1000 deliveries; subscriber_status $BASE_ST ms; wait_for_delivery $BASE_WT ms; blocks per call (shared hit + read): subscriber_status $BASE_SB, wait_for_delivery $BASE_WB"
 	"$(printf '%-58s %-10s %-8s %s' "highest ratio to the baseline during the hold" measured goal verdict)"
 	"$(printf '%-58s %-10s %-8s %s' "  worker CPU per 1000 deliveries" "${MAX_CPU}x" "<= ${GOAL}x" "$(verdict "$MAX_CPU" '<=' $GOAL)")"
 	"$(printf '%-58s %-10s %-8s %s' "  SELECT * FROM ddl_notify.subscriber_status" "${MAX_ST}x" "<= ${GOAL}x" "$(verdict "$MAX_ST" '<=' $GOAL)")"
 	"$(printf '%-58s %-10s %-8s %s' "  SELECT ddl_notify.wait_for_delivery('10s')" "${MAX_WT}x" "<= ${GOAL}x" "$(verdict "$MAX_WT" '<=' $GOAL)")"
+	"$(printf '%-58s %-10s %-8s %s' "  subscriber_status, shared blocks hit + read per call" "${MAX_SB}x" "<= ${GOAL}x" "$(verdict "$MAX_SB" '<=' $GOAL)")"
+	"$(printf '%-58s %-10s %-8s %s' "  wait_for_delivery, shared blocks hit + read per call" "${MAX_WB}x" "<= ${GOAL}x" "$(verdict "$MAX_WB" '<=' $GOAL)")"
 )
 echo
 echo "== summary (hold ${HOLD} s at ${RATE} events/s)"
