@@ -447,6 +447,49 @@ def after_column(after, name):
     return None
 
 
+# The change ops of a relation (not of a composite type), by the method of
+# Applier that applies them.
+CHANGE_GROUPS = {op: group for group, ops in (
+    ('change_relation', ('set replica identity', 'set logged', 'set unlogged', 'set inherits',
+                         'set of type', 'cluster on', 'set without cluster', 'attach partition',
+                         'detach partition', 'set reloptions')),
+    ('change_column', ('add column', 'drop column', 'rename column', 'alter column type',
+                       'set collation', 'set not null', 'set not null inherit', 'drop not null',
+                       'set default', 'drop default', 'add identity', 'set identity',
+                       'drop identity', 'drop expression', 'set expression', 'set storage',
+                       'set compression', 'set statistics')),
+    ('change_constraint', ('add constraint', 'drop constraint', 'validate constraint',
+                           'alter constraint', 'rename constraint')),
+    ('change_index', ('add index', 'drop index', 'rename index', 'set index reloptions')),
+) for op in ops}
+
+
+class ChangeTarget:
+    """The relation Applier.apply_changes changes: its kind's SQL word,
+    its name as the changes applied so far left it (a rename or SET
+    SCHEMA moves it on), "after", and the constraints and indexes the
+    changes drop and add under the same name (redefined: often only by
+    what the other changes do to it, a renamed column's new name in its
+    definition, so dropped and added again only if its definition on the
+    copy still differs, and never with CASCADE: what depends on it stays)."""
+
+    def __init__(self, kind, schema, name, after, changes):
+        self.kind, self.schema, self.name, self.after = kind, schema, name, after
+        self.redefined = {}
+        for op in ('constraint', 'index'):
+            dropped = {ch['name'] for ch in changes if ch['op'] == 'drop ' + op}
+            self.redefined[op] = {ch[op]['name'] for ch in changes
+                                  if ch['op'] == 'add ' + op and ch[op]['name'] in dropped}
+
+    @property
+    def rel(self):
+        return qname(self.schema, self.name)
+
+    @property
+    def alter(self):
+        return 'ALTER %s %s ' % (self.kind, self.rel)
+
+
 class Applier:
     def __init__(self, cur, verbose, counts):
         self.cur = cur
@@ -561,225 +604,258 @@ class Applier:
         kind = KIND_SQL.get((after or before)['kind'])
         if kind is None:
             raise NotUnderstood('changes of a %s' % (after or before)['kind'])
-        schema, name = before['schema'], before['name']
-        # a constraint or index dropped and added under the same name was
-        # redefined: often only by what the other changes do to it (a
-        # renamed column's new name in its definition), so it is dropped
-        # and added again only if its definition here still differs, and
-        # never with CASCADE (what depends on it stays)
-        redefined = {}
-        for op, key in (('constraint', 'constraint'), ('index', 'index')):
-            dropped = {ch['name'] for ch in changes if ch['op'] == 'drop ' + op}
-            redefined[op] = {ch[key]['name'] for ch in changes
-                             if ch['op'] == 'add ' + op and ch[key]['name'] in dropped}
+        at = ChangeTarget(kind, before['schema'], before['name'], after, changes)
         for ch in sorted(changes, key=change_order):
             op = ch['op']
             self.counts[op] = self.counts.get(op, 0) + 1
-            rel = qname(schema, name)
-            alter = 'ALTER %s %s ' % (kind, rel)
-            if op == 'rename':
-                self.run(alter + 'RENAME TO ' + ident(ch['new']))
-                name = ch['new']
-            elif op == 'set schema':
-                self.run(alter + 'SET SCHEMA ' + ident(ch['new']))
-                schema = ch['new']
-            elif op == 'set definition':
-                # CREATE OR REPLACE: the view's columns follow its query;
-                # nothing when the other changes made it so (RENAME COLUMN)
-                if self.view_def(schema, name) != ch['new']:
-                    if kind != 'VIEW':
-                        raise NotUnderstood('a new query for materialized view %s' % rel)
-                    self.run('CREATE OR REPLACE VIEW %s AS %s' % (rel, ch['new'].rstrip().rstrip(';')))
+            if op in ('rename', 'set schema', 'set definition'):
+                self.change_relation(at, ch)
             elif kind in ('VIEW', 'MATERIALIZED VIEW') and op in ('add column', 'alter column type'):
                 pass            # what a new query (set definition) did
             elif kind == 'TYPE':
-                # a composite type's attributes; CASCADE to the typed tables
-                # of the type, which the source's statement must have said
-                # when it had any (it is refused without)
-                col = ch.get('column') if isinstance(ch.get('column'), dict) else after_column(after, ch.get('column'))
-                if op == 'add column':
-                    self.run(alter + 'ADD ATTRIBUTE %s %s%s CASCADE' % (
-                        ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
-                elif op == 'drop column':
-                    self.run(alter + 'DROP ATTRIBUTE IF EXISTS %s CASCADE' % ident(ch['column']))
-                elif op == 'rename column':
-                    self.run(alter + 'RENAME ATTRIBUTE %s TO %s CASCADE' % (ident(ch['old']), ident(ch['new'])))
-                elif op in ('alter column type', 'set collation') and col is not None:
-                    self.run(alter + 'ALTER ATTRIBUTE %s TYPE %s%s CASCADE' % (
-                        ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
-                else:
-                    raise NotUnderstood('change "%s" of a composite type' % op)
-            elif op == 'add column':
-                self.run(alter + 'ADD COLUMN ' + column_sql(ch['column']))
-                for stmt in column_storage_sql(alter, ch['column']):
-                    self.run(stmt)
-            elif op == 'drop column':
-                self.run(alter + 'DROP COLUMN IF EXISTS ' + ident(ch['column']) + ' CASCADE')
-            elif op == 'rename column':
-                self.run(alter + 'RENAME COLUMN %s TO %s' % (ident(ch['old']), ident(ch['new'])))
-            elif op in ('alter column type', 'set collation'):
-                col = after_column(after, ch['column'])
-                if col is None:
-                    raise NotUnderstood('%s: column %s not in "after"' % (op, ch['column']))
-                # a foreign table has no rows here to convert, and no USING;
-                # nor has a generated column (its expression makes its values)
-                self.run(alter + 'ALTER COLUMN %s TYPE %s%s%s' % (
-                    ident(col['name']), col['type'],
-                    ' COLLATE ' + col['collation'] if col.get('collation') else '',
-                    '' if kind == 'FOREIGN TABLE' or col.get('generated') else
-                    ' USING %s::%s' % (ident(col['name']), col['type'])))
-            elif op == 'set not null':
-                col = after_column(after, ch['column'])
-                if col is not None and (col.get('not_null_name') or col.get('not_null_no_inherit')
-                                        or col.get('not_null_not_valid')):
-                    # 18: ADD CONSTRAINT name NOT NULL, as the source's
-                    # statement must have said (its children take the name)
-                    self.run(alter + 'ADD CONSTRAINT %s NOT NULL %s%s%s' % (
-                        ident(col.get('not_null_name') or default_not_null_name(name, col['name'])),
-                        ident(col['name']), ' NO INHERIT' if col.get('not_null_no_inherit') else '',
-                        ' NOT VALID' if col.get('not_null_not_valid') else ''))
-                else:
-                    self.run(alter + 'ALTER COLUMN %s SET NOT NULL' % ident(ch['column']))
-            elif op == 'set not null inherit':
-                self.run(alter + 'ALTER CONSTRAINT %s %sINHERIT' % (
-                    ident(ch['name']), 'NO ' if ch['no_inherit'] else ''))
-            elif op == 'drop not null':
-                self.run(alter + 'ALTER COLUMN %s DROP NOT NULL' % ident(ch['column']))
-            elif op == 'set default':
-                self.run(alter + 'ALTER COLUMN %s SET DEFAULT %s' % (ident(ch['column']), ch['new']))
-            elif op == 'drop default':
-                self.run(alter + 'ALTER COLUMN %s DROP DEFAULT' % ident(ch['column']))
-            elif op in ('add identity', 'set identity'):
-                col = after_column(after, ch['column'])
-                if col is None or not col.get('identity'):
-                    raise NotUnderstood('%s: column %s has no identity in "after"' % (op, ch['column']))
-                how = col['identity'].upper()
-                if op == 'add identity':
-                    self.run(alter + 'ALTER COLUMN %s ADD GENERATED %s AS IDENTITY' % (ident(col['name']), how))
-                else:
-                    self.run(alter + 'ALTER COLUMN %s SET GENERATED %s' % (ident(col['name']), how))
-            elif op == 'drop expression':
-                self.run(alter + 'ALTER COLUMN %s DROP EXPRESSION IF EXISTS' % ident(ch['column']))
-            elif op == 'set expression':
-                # nothing when the other changes made it so (a RENAME COLUMN
-                # of a column it reads, here or in a parent it inherits from)
-                if self.column_state(schema, name, ch['column'], 'default') != ch['new']:
-                    self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (ident(ch['column']), ch['new']))
-            elif op == 'drop identity':
-                self.run(alter + 'ALTER COLUMN %s DROP IDENTITY IF EXISTS' % ident(ch['column']))
-            elif op == 'add constraint':
-                con = ch['constraint']
-                if con['name'] in redefined['constraint']:
-                    now = self.constraint_def(schema, name, con['name'])
-                    if now == con['definition']:
-                        # the same, but a child's own now as well as
-                        # inherited: ADD CONSTRAINT merges it so
-                        if con.get('inherited') or not self.constraint_only_inherited(schema, name, con['name']):
-                            continue
-                    elif now is not None:
-                        self.run(alter + 'DROP CONSTRAINT ' + ident(con['name']))
-                if ch.get('using_index'):
-                    # the constraint takes over an index the table has
-                    d = con['definition']
-                    self.run(alter + 'ADD CONSTRAINT %s %s USING INDEX %s%s%s' % (
-                        ident(con['name']), con['type'].upper(), ident(ch['using_index']),
-                        ' DEFERRABLE' if d.endswith(' DEFERRABLE') or ' DEFERRABLE INITIALLY' in d else '',
-                        ' INITIALLY DEFERRED' if 'INITIALLY DEFERRED' in d else ''))
-                else:
-                    self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
-            elif op == 'drop constraint':
-                if ch['name'] not in redefined['constraint']:
-                    self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
-            elif op == 'validate constraint':
-                self.validate_constraint(alter, schema, name, ch['name'], after)
-            elif op == 'alter constraint':
-                self.run(alter + 'ALTER CONSTRAINT %s %sDEFERRABLE INITIALLY %s' % (
-                    ident(ch['name']), '' if ch['deferrable'] else 'NOT ',
-                    'DEFERRED' if ch['deferred'] else 'IMMEDIATE'))
-            elif op == 'rename constraint':
-                # renaming a constraint's index renames the constraint too
-                if self.constraint_exists(schema, name, ch['old']):
-                    self.run(alter + 'RENAME CONSTRAINT %s TO %s' % (ident(ch['old']), ident(ch['new'])))
-            elif op == 'add index':
-                idx = ch['index']
-                if idx['name'] in redefined['index']:
-                    now = self.index_def(schema, idx['name'])
-                    if now == idx['definition']:
-                        continue
-                    if now is not None:
-                        self.run('DROP INDEX ' + qname(schema, idx['name']))
-                self.run(idx['definition'])
-            elif op == 'drop index':
-                if (ch['name'] not in redefined['index'] and
-                        self.index_droppable(schema, ch['name'])):
-                    self.run('DROP INDEX %s CASCADE' % qname(schema, ch['name']))
-            elif op == 'rename index':
-                # renaming a constraint renames its index too
-                if self.relation_exists(schema, ch['old']):
-                    self.run('ALTER INDEX %s RENAME TO %s' % (qname(schema, ch['old']), ident(ch['new'])))
-            elif op == 'set replica identity':
-                ri = replica_identity_sql({'replica_identity': ch['new'],
-                                           'replica_identity_index': ch.get('new_index')})
-                if ri is not None:
-                    self.run(alter + ri)
-            elif op in ('set logged', 'set unlogged'):
-                self.run(alter + op.upper())
-            elif op == 'set inherits':
-                # ALTER TABLE ... NO INHERIT / INHERIT: parents gone, then new ones
-                old_p = [qname(p['schema'], p['name']) for p in ch.get('old') or []]
-                new_p = [qname(p['schema'], p['name']) for p in ch.get('new') or []]
-                for p in old_p:
-                    if p not in new_p:
-                        self.run(alter + 'NO INHERIT ' + p)
-                for p in new_p:
-                    if p not in old_p:
-                        self.run(alter + 'INHERIT ' + p)
-            elif op == 'set of type':
-                if ch.get('new'):
-                    self.run(alter + 'OF ' + qname(ch['new']['schema'], ch['new']['name']))
-                else:
-                    self.run(alter + 'NOT OF')
-            elif op == 'set storage':
-                self.run(alter + 'ALTER COLUMN %s SET STORAGE %s' % (ident(ch['column']), ch['new'].upper()))
-            elif op == 'set compression':
-                self.run(alter + 'ALTER COLUMN %s SET COMPRESSION %s' % (
-                    ident(ch['column']), ch['new'] or 'default'))
-            elif op == 'set statistics':
-                self.run(alter + 'ALTER COLUMN %s SET STATISTICS %d' % (
-                    ident(ch['column']), -1 if ch['new'] is None else ch['new']))
-            elif op == 'cluster on':
-                self.run(alter + 'CLUSTER ON ' + ident(ch['name']))
-            elif op == 'set without cluster':
-                self.run(alter + 'SET WITHOUT CLUSTER')
-            elif op == 'set index reloptions':
-                index = 'ALTER INDEX %s ' % qname(schema, ch['name'])
-                new = {o.partition('=')[0]: o for o in ch.get('new') or []}
-                gone = [o.partition('=')[0] for o in ch.get('old') or []
-                        if o.partition('=')[0] not in new]
-                if gone:
-                    self.run(index + 'RESET (%s)' % ', '.join(gone))
-                if new:
-                    self.run(index + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
-            elif op == 'attach partition':
-                if ch.get('bound') is None:
-                    raise NotUnderstood('attach partition: the change has no bound')
-                part = ch['partition']
-                self.run(alter + 'ATTACH PARTITION %s %s' % (qname(part['schema'], part['name']), ch['bound']))
-            elif op == 'detach partition':
-                part = ch['partition']
-                self.run(alter + 'DETACH PARTITION ' + qname(part['schema'], part['name']))
-            elif op == 'set reloptions':
-                new = {o.partition('=')[0]: o for o in ch.get('new') or []}
-                gone = [o.partition('=')[0] for o in ch.get('old') or []
-                        if o.partition('=')[0] not in new]
-                if gone:
-                    self.run(alter + 'RESET (%s)' % ', '.join(gone))
-                if new:
-                    self.run(alter + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
+                self.change_composite(at, ch)
+            elif op in CHANGE_GROUPS:
+                getattr(self, CHANGE_GROUPS[op])(at, ch)
             else:
                 raise NotUnderstood('change "%s"' % op)
         if kind == 'TABLE':
-            self.retype_again(qname(schema, name), after, changes, subcommands)
+            self.retype_again(at.rel, after, changes, subcommands)
+
+    def change_relation(self, at, ch):
+        """A change of the relation itself: its name, schema, query,
+        persistence, parents, type, replica identity, storage parameters,
+        partitions, clustering."""
+        op, alter = ch['op'], at.alter
+        if op == 'rename':
+            self.run(alter + 'RENAME TO ' + ident(ch['new']))
+            at.name = ch['new']
+        elif op == 'set schema':
+            self.run(alter + 'SET SCHEMA ' + ident(ch['new']))
+            at.schema = ch['new']
+        elif op == 'set definition':
+            # CREATE OR REPLACE: the view's columns follow its query;
+            # nothing when the other changes made it so (RENAME COLUMN)
+            if self.view_def(at.schema, at.name) != ch['new']:
+                if at.kind != 'VIEW':
+                    raise NotUnderstood('a new query for materialized view %s' % at.rel)
+                self.run('CREATE OR REPLACE VIEW %s AS %s' % (at.rel, ch['new'].rstrip().rstrip(';')))
+        elif op == 'set replica identity':
+            ri = replica_identity_sql({'replica_identity': ch['new'],
+                                       'replica_identity_index': ch.get('new_index')})
+            if ri is not None:
+                self.run(alter + ri)
+        elif op in ('set logged', 'set unlogged'):
+            self.run(alter + op.upper())
+        elif op == 'set inherits':
+            # ALTER TABLE ... NO INHERIT / INHERIT: parents gone, then new ones
+            old_p = [qname(p['schema'], p['name']) for p in ch.get('old') or []]
+            new_p = [qname(p['schema'], p['name']) for p in ch.get('new') or []]
+            for p in old_p:
+                if p not in new_p:
+                    self.run(alter + 'NO INHERIT ' + p)
+            for p in new_p:
+                if p not in old_p:
+                    self.run(alter + 'INHERIT ' + p)
+        elif op == 'set of type':
+            if ch.get('new'):
+                self.run(alter + 'OF ' + qname(ch['new']['schema'], ch['new']['name']))
+            else:
+                self.run(alter + 'NOT OF')
+        elif op == 'cluster on':
+            self.run(alter + 'CLUSTER ON ' + ident(ch['name']))
+        elif op == 'set without cluster':
+            self.run(alter + 'SET WITHOUT CLUSTER')
+        elif op == 'attach partition':
+            if ch.get('bound') is None:
+                raise NotUnderstood('attach partition: the change has no bound')
+            part = ch['partition']
+            self.run(alter + 'ATTACH PARTITION %s %s' % (qname(part['schema'], part['name']), ch['bound']))
+        elif op == 'detach partition':
+            part = ch['partition']
+            self.run(alter + 'DETACH PARTITION ' + qname(part['schema'], part['name']))
+        else:   # set reloptions
+            self.set_reloptions(alter, ch)
+
+    def set_reloptions(self, alter, ch):
+        """RESET the storage parameters gone, SET the new ones: of the
+        relation ("alter" its ALTER ... prefix) or of an index."""
+        new = {o.partition('=')[0]: o for o in ch.get('new') or []}
+        gone = [o.partition('=')[0] for o in ch.get('old') or []
+                if o.partition('=')[0] not in new]
+        if gone:
+            self.run(alter + 'RESET (%s)' % ', '.join(gone))
+        if new:
+            self.run(alter + 'SET (%s)' % ', '.join(reloption_sql(o) for o in new.values()))
+
+    def change_composite(self, at, ch):
+        """A composite type's attributes; CASCADE to the typed tables of
+        the type, which the source's statement must have said when it had
+        any (it is refused without)."""
+        op, alter = ch['op'], at.alter
+        col = ch.get('column') if isinstance(ch.get('column'), dict) else after_column(at.after, ch.get('column'))
+        if op == 'add column':
+            self.run(alter + 'ADD ATTRIBUTE %s %s%s CASCADE' % (
+                ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
+        elif op == 'drop column':
+            self.run(alter + 'DROP ATTRIBUTE IF EXISTS %s CASCADE' % ident(ch['column']))
+        elif op == 'rename column':
+            self.run(alter + 'RENAME ATTRIBUTE %s TO %s CASCADE' % (ident(ch['old']), ident(ch['new'])))
+        elif op in ('alter column type', 'set collation') and col is not None:
+            self.run(alter + 'ALTER ATTRIBUTE %s TYPE %s%s CASCADE' % (
+                ident(col['name']), col['type'], ' COLLATE ' + col['collation'] if col.get('collation') else ''))
+        else:
+            raise NotUnderstood('change "%s" of a composite type' % op)
+
+    def change_column(self, at, ch):
+        """A column added, dropped, renamed, retyped; its settings
+        (change_column_setting)."""
+        op, alter = ch['op'], at.alter
+        if op == 'add column':
+            self.run(alter + 'ADD COLUMN ' + column_sql(ch['column']))
+            for stmt in column_storage_sql(alter, ch['column']):
+                self.run(stmt)
+        elif op == 'drop column':
+            self.run(alter + 'DROP COLUMN IF EXISTS ' + ident(ch['column']) + ' CASCADE')
+        elif op == 'rename column':
+            self.run(alter + 'RENAME COLUMN %s TO %s' % (ident(ch['old']), ident(ch['new'])))
+        elif op in ('alter column type', 'set collation'):
+            col = after_column(at.after, ch['column'])
+            if col is None:
+                raise NotUnderstood('%s: column %s not in "after"' % (op, ch['column']))
+            # a foreign table has no rows here to convert, and no USING;
+            # nor has a generated column (its expression makes its values)
+            self.run(alter + 'ALTER COLUMN %s TYPE %s%s%s' % (
+                ident(col['name']), col['type'],
+                ' COLLATE ' + col['collation'] if col.get('collation') else '',
+                '' if at.kind == 'FOREIGN TABLE' or col.get('generated') else
+                ' USING %s::%s' % (ident(col['name']), col['type'])))
+        elif op in ('set not null', 'set not null inherit', 'drop not null'):
+            self.change_not_null(at, ch)
+        else:
+            self.change_column_setting(at, ch)
+
+    def change_not_null(self, at, ch):
+        """SET NOT NULL (a named, NO INHERIT or NOT VALID one as 18's ADD
+        CONSTRAINT ... NOT NULL), its [NO] INHERIT, DROP NOT NULL."""
+        op, alter = ch['op'], at.alter
+        if op == 'set not null':
+            col = after_column(at.after, ch['column'])
+            if col is not None and (col.get('not_null_name') or col.get('not_null_no_inherit')
+                                    or col.get('not_null_not_valid')):
+                # 18: ADD CONSTRAINT name NOT NULL, as the source's
+                # statement must have said (its children take the name)
+                self.run(alter + 'ADD CONSTRAINT %s NOT NULL %s%s%s' % (
+                    ident(col.get('not_null_name') or default_not_null_name(at.name, col['name'])),
+                    ident(col['name']), ' NO INHERIT' if col.get('not_null_no_inherit') else '',
+                    ' NOT VALID' if col.get('not_null_not_valid') else ''))
+            else:
+                self.run(alter + 'ALTER COLUMN %s SET NOT NULL' % ident(ch['column']))
+        elif op == 'set not null inherit':
+            self.run(alter + 'ALTER CONSTRAINT %s %sINHERIT' % (
+                ident(ch['name']), 'NO ' if ch['no_inherit'] else ''))
+        else:
+            self.run(alter + 'ALTER COLUMN %s DROP NOT NULL' % ident(ch['column']))
+
+    def change_column_setting(self, at, ch):
+        """A column's default, identity, generation expression, storage,
+        compression or statistics target."""
+        op, alter, column = ch['op'], at.alter, ident(ch['column'])
+        if op == 'set default':
+            self.run(alter + 'ALTER COLUMN %s SET DEFAULT %s' % (column, ch['new']))
+        elif op == 'drop default':
+            self.run(alter + 'ALTER COLUMN %s DROP DEFAULT' % column)
+        elif op in ('add identity', 'set identity'):
+            col = after_column(at.after, ch['column'])
+            if col is None or not col.get('identity'):
+                raise NotUnderstood('%s: column %s has no identity in "after"' % (op, ch['column']))
+            how = col['identity'].upper()
+            if op == 'add identity':
+                self.run(alter + 'ALTER COLUMN %s ADD GENERATED %s AS IDENTITY' % (ident(col['name']), how))
+            else:
+                self.run(alter + 'ALTER COLUMN %s SET GENERATED %s' % (ident(col['name']), how))
+        elif op == 'drop expression':
+            self.run(alter + 'ALTER COLUMN %s DROP EXPRESSION IF EXISTS' % column)
+        elif op == 'set expression':
+            # nothing when the other changes made it so (a RENAME COLUMN
+            # of a column it reads, here or in a parent it inherits from)
+            if self.column_state(at.schema, at.name, ch['column'], 'default') != ch['new']:
+                self.run(alter + 'ALTER COLUMN %s SET EXPRESSION AS (%s)' % (column, ch['new']))
+        elif op == 'drop identity':
+            self.run(alter + 'ALTER COLUMN %s DROP IDENTITY IF EXISTS' % column)
+        elif op == 'set storage':
+            self.run(alter + 'ALTER COLUMN %s SET STORAGE %s' % (column, ch['new'].upper()))
+        elif op == 'set compression':
+            self.run(alter + 'ALTER COLUMN %s SET COMPRESSION %s' % (column, ch['new'] or 'default'))
+        else:   # set statistics
+            self.run(alter + 'ALTER COLUMN %s SET STATISTICS %d' % (
+                column, -1 if ch['new'] is None else ch['new']))
+
+    def change_constraint(self, at, ch):
+        """A constraint added (add_constraint), dropped, validated, made
+        [NOT] DEFERRABLE or renamed."""
+        op, alter = ch['op'], at.alter
+        if op == 'add constraint':
+            self.add_constraint(at, ch)
+        elif op == 'drop constraint':
+            if ch['name'] not in at.redefined['constraint']:
+                self.run(alter + 'DROP CONSTRAINT IF EXISTS %s CASCADE' % ident(ch['name']))
+        elif op == 'validate constraint':
+            self.validate_constraint(alter, at.schema, at.name, ch['name'], at.after)
+        elif op == 'alter constraint':
+            self.run(alter + 'ALTER CONSTRAINT %s %sDEFERRABLE INITIALLY %s' % (
+                ident(ch['name']), '' if ch['deferrable'] else 'NOT ',
+                'DEFERRED' if ch['deferred'] else 'IMMEDIATE'))
+        elif self.constraint_exists(at.schema, at.name, ch['old']):     # rename constraint
+            # renaming a constraint's index renames the constraint too
+            self.run(alter + 'RENAME CONSTRAINT %s TO %s' % (ident(ch['old']), ident(ch['new'])))
+
+    def add_constraint(self, at, ch):
+        """ADD CONSTRAINT, or USING INDEX when it took over an index; one
+        redefined (dropped and added under its name) only if the copy's
+        still differs."""
+        con, alter = ch['constraint'], at.alter
+        if con['name'] in at.redefined['constraint']:
+            now = self.constraint_def(at.schema, at.name, con['name'])
+            if now == con['definition']:
+                # the same, but a child's own now as well as inherited:
+                # ADD CONSTRAINT merges it so
+                if con.get('inherited') or not self.constraint_only_inherited(at.schema, at.name, con['name']):
+                    return
+            elif now is not None:
+                self.run(alter + 'DROP CONSTRAINT ' + ident(con['name']))
+        if ch.get('using_index'):
+            # the constraint takes over an index the table has
+            d = con['definition']
+            self.run(alter + 'ADD CONSTRAINT %s %s USING INDEX %s%s%s' % (
+                ident(con['name']), con['type'].upper(), ident(ch['using_index']),
+                ' DEFERRABLE' if d.endswith(' DEFERRABLE') or ' DEFERRABLE INITIALLY' in d else '',
+                ' INITIALLY DEFERRED' if 'INITIALLY DEFERRED' in d else ''))
+        else:
+            self.run(alter + 'ADD CONSTRAINT %s %s' % (ident(con['name']), con['definition']))
+
+    def change_index(self, at, ch):
+        """An index added (only if the copy's differs, when redefined),
+        dropped, renamed, or given other storage parameters."""
+        op, schema = ch['op'], at.schema
+        if op == 'add index':
+            idx = ch['index']
+            if idx['name'] in at.redefined['index']:
+                now = self.index_def(schema, idx['name'])
+                if now == idx['definition']:
+                    return
+                if now is not None:
+                    self.run('DROP INDEX ' + qname(schema, idx['name']))
+            self.run(idx['definition'])
+        elif op == 'drop index':
+            if (ch['name'] not in at.redefined['index'] and
+                    self.index_droppable(schema, ch['name'])):
+                self.run('DROP INDEX %s CASCADE' % qname(schema, ch['name']))
+        elif op == 'rename index':
+            # renaming a constraint renames its index too
+            if self.relation_exists(schema, ch['old']):
+                self.run('ALTER INDEX %s RENAME TO %s' % (qname(schema, ch['old']), ident(ch['new'])))
+        else:   # set index reloptions
+            self.set_reloptions('ALTER INDEX %s ' % qname(schema, ch['name']), ch)
 
     def validate_constraint(self, alter, schema, table, con, after):
         """VALIDATE CONSTRAINT; or, for one the copy has NOT ENFORCED
@@ -1217,6 +1293,27 @@ def read_image(cur, schema, name):
         return read_sequence(cur, oid, img)
     if reloptions:
         img['reloptions'] = list(reloptions)
+    img['columns'] = read_columns(cur, oid, name, ispartition)
+    read_keys(cur, oid, replident, ispartition, img)
+    if viewdef is not None:
+        img['definition'] = viewdef
+    if partkey is not None:
+        img['partition_key'] = partkey
+    read_parents(cur, oid, relkind, ispartition, bound, img)
+    if relkind == 'f':
+        cur.execute(
+            'SELECT s.srvname::text, coalesce(f.ftoptions, \'{}\')::text[] FROM pg_foreign_table f'
+            ' JOIN pg_foreign_server s ON s.oid OPERATOR(pg_catalog.=) f.ftserver'
+            ' WHERE f.ftrelid OPERATOR(pg_catalog.=) %s', (oid,))
+        srv = cur.fetchone()
+        if srv is not None:
+            img['server'], img['options'] = srv[0], list(srv[1])
+    return img
+
+
+def read_columns(cur, oid, name, ispartition):
+    """read_image's columns of relation "oid" (named "name", a partition
+    or not)."""
     cur.execute(
         'SELECT a.attname::text, format_type(a.atttypid, a.atttypmod),'
         ' pg_get_expr(d.adbin, d.adrelid), a.attidentity::text, a.attnotnull,'
@@ -1243,12 +1340,12 @@ def read_image(cur, schema, name):
         ' WHERE a.attrelid OPERATOR(pg_catalog.=) %s AND a.attnum OPERATOR(pg_catalog.>) 0'
         ' AND NOT a.attisdropped ORDER BY a.attnum', (oid,))
     rows = cur.fetchall()
-    img['columns'] = [
+    cols = [
         {'name': n, 'type': t, 'default': None if g else d,
          'identity': IDENTITY_NAME.get(i), 'not_null': nn, 'collation': coll,
          'generated': d if g else None}
         for n, t, d, i, nn, coll, g, *_ in rows]
-    for c, row in zip(img['columns'], rows):
+    for c, row in zip(cols, rows):
         storage, compression, statistics, nn = row[8:12]
         if nn is not None and nn[0] != default_not_null_name(name, c['name']):
             c['not_null_name'] = nn[0]
@@ -1264,11 +1361,17 @@ def read_image(cur, schema, name):
             c['statistics'] = statistics
     # a column or constraint an INHERITS child only inherits (a partition's
     # are all its parent's, and not flagged)
-    for c, row in zip(img['columns'], rows):
+    for c, row in zip(cols, rows):
         if not row[7] and not ispartition:
             c['inherited'] = True
         if row[6] == 'v':
             c['virtual'] = True     # a VIRTUAL generated column (18 on)
+    return cols
+
+
+def read_keys(cur, oid, replident, ispartition, img):
+    """read_image's constraints, indexes and replica identity (the
+    relation's relreplident) of relation "oid", into "img"."""
     cur.execute(
         'SELECT conname::text, contype::text, pg_get_constraintdef(oid), conindid, conislocal'
         ' FROM pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) %s'
@@ -1297,10 +1400,11 @@ def read_image(cur, schema, name):
                                    **({'clustered': True} if clustered else {})))
         if replident == 'i' and isreplident:
             img['replica_identity_index'] = iname
-    if viewdef is not None:
-        img['definition'] = viewdef
-    if partkey is not None:
-        img['partition_key'] = partkey
+
+
+def read_parents(cur, oid, relkind, ispartition, bound, img):
+    """read_image's parent and bound of a partition, or INHERITS parents
+    and type of a table, into "img"."""
     if ispartition and bound is not None:
         cur.execute(
             'SELECT n.nspname::text, p.relname::text FROM pg_inherits i'
@@ -1329,15 +1433,6 @@ def read_image(cur, schema, name):
         oftype = cur.fetchone()
         if oftype is not None:
             img['of_type'] = {'schema': oftype[0], 'name': oftype[1]}
-    if relkind == 'f':
-        cur.execute(
-            'SELECT s.srvname::text, coalesce(f.ftoptions, \'{}\')::text[] FROM pg_foreign_table f'
-            ' JOIN pg_foreign_server s ON s.oid OPERATOR(pg_catalog.=) f.ftserver'
-            ' WHERE f.ftrelid OPERATOR(pg_catalog.=) %s', (oid,))
-        srv = cur.fetchone()
-        if srv is not None:
-            img['server'], img['options'] = srv[0], list(srv[1])
-    return img
 
 
 def read_type(cur, schema, name):
