@@ -14,7 +14,10 @@
  *	 RENAME is read at ddl_command_start, only for the relation the
  *	 command names (an index's: its table), after taking the lock the
  *	 command itself will take (on the index for ALTER INDEX, which locks
- *	 nothing else; ALTER INDEX RENAME of a table renames the table as ALTER
+ *	 nothing else: its table, whose image it is, is locked in
+ *	 AccessShareLock before the index and only while the image is read,
+ *	 in PostgreSQL's order, a table before its indexes, which a DROP INDEX
+ *	 also keeps; ALTER INDEX RENAME of a table renames the table as ALTER
  *	 TABLE does), and for the partition an ALTER TABLE ... ATTACH or
  *	 DETACH PARTITION names (not CONCURRENTLY, which commits on its way),
  *	 so that nothing changes it between the image and the command.  The
@@ -108,21 +111,21 @@ DdlnImageRegisterCallback(void)
 /* ---------- "before" at ddl_command_start ---------- */
 
 /*
- * Read the image of the relation "rv" names, after taking "lockmode" on it
- * (the lock the command will take), and keep it for ddl_command_end in
- * "*into" (pending, or partitions).  With "index", rv names an index (ALTER
- * INDEX): the index is locked, the image is its table's.
+ * Lock the relation "rv" names with "lockmode" (the lock the command will
+ * take), resolving the name again once locked; InvalidOid (nothing locked)
+ * when it names no relation of ours to read, or none the user owns.  With
+ * "index", rv names an index (ALTER INDEX): its table is locked first, in
+ * AccessShareLock, as PostgreSQL locks a table before its indexes (DROP
+ * INDEX, REINDEX): holding the index while waiting for its table would
+ * deadlock with a DROP INDEX that holds the table.  "*table" is then the
+ * table, for the caller to unlock once the image is read.
  */
-static void
-DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index, List **into)
+static Oid
+DdlnImageLockNamed(RangeVar *rv, LOCKMODE lockmode, bool index, Oid *table)
 {
-	Oid			relid;
-	MemoryContext old;
-	DdlnImage  *img;
+	Oid			relid = RangeVarGetRelid(rv, NoLock, true);
 
-	if (rv == NULL)
-		return;
-	relid = RangeVarGetRelid(rv, NoLock, true);
+	*table = InvalidOid;
 	for (int tries = 0;; tries++)
 	{
 		Oid			again;
@@ -131,39 +134,68 @@ DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index, List **into)
 		if (!OidIsValid(relid) ||
 			!(index ? (relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX) :
 			  DdlnImageKind(relkind)))
-			return;
+			return InvalidOid;
 		/* not the user's: the command will refuse it; no lock of ours on it */
 		if (!DdlnRelationOwnerCheck(relid, GetUserId()) || IsCatalogRelationOid(relid))
-			return;
+			return InvalidOid;
+		if (index)
+		{
+			*table = IndexGetRelation(relid, true);
+			if (!OidIsValid(*table))
+				return InvalidOid;
+			LockRelationOid(*table, AccessShareLock);
+		}
 		LockRelationOid(relid, lockmode);
 		/* the name may have moved while we waited (RangeVarGetRelidExtended does the same) */
 		again = RangeVarGetRelid(rv, NoLock, true);
-		if (again == relid && SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-			break;
+		if (again == relid && SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)) &&
+			(!index || IndexGetRelation(relid, true) == *table))
+			return relid;
 		UnlockRelationOid(relid, lockmode);
+		if (index)
+			UnlockRelationOid(*table, AccessShareLock);
+		*table = InvalidOid;
 		if (tries >= 3)
-			return;
+			return InvalidOid;
 		relid = again;
 	}
+}
+
+/*
+ * Read the image of the relation "rv" names, after taking "lockmode" on it
+ * (DdlnImageLockNamed), and keep it for ddl_command_end in "*into"
+ * (pending, or partitions).  With "index", rv names an index (ALTER
+ * INDEX): the index is locked, the image is its table's.
+ */
+static void
+DdlnImageRemember(RangeVar *rv, LOCKMODE lockmode, bool index, List **into)
+{
+	Oid			relid;
+	Oid			table;
+	MemoryContext old;
+	DdlnImage  *img;
+
+	if (rv == NULL)
+		return;
+	relid = DdlnImageLockNamed(rv, lockmode, index, &table);
 	/* an index: the image is its table's (the command locks the index only) */
 	if (index)
+		relid = table;
+	if (OidIsValid(relid) && DdlnImageKind(get_rel_relkind(relid)) && !DdlnImageSkipped(relid))
 	{
-		relid = IndexGetRelation(relid, true);
-		if (!OidIsValid(relid) || !DdlnImageKind(get_rel_relkind(relid)))
-			return;
+		DdlnImageRegisterCallback();
+		if (pending_cxt == NULL)
+			pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
+												ALLOCSET_SMALL_SIZES);
+		old = MemoryContextSwitchTo(pending_cxt);
+		img = DdlnImageRead(relid, NULL, false);
+		if (img)
+			*into = lappend(*into, img);
+		MemoryContextSwitchTo(old);
 	}
-	if (DdlnImageSkipped(relid))
-		return;
-
-	DdlnImageRegisterCallback();
-	if (pending_cxt == NULL)
-		pending_cxt = AllocSetContextCreate(TopTransactionContext, "ddl_notify before images",
-											ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(pending_cxt);
-	img = DdlnImageRead(relid, NULL, false);
-	if (img)
-		*into = lappend(*into, img);
-	MemoryContextSwitchTo(old);
+	/* the table's lock was ours alone: kept no longer than the reading */
+	if (OidIsValid(table))
+		UnlockRelationOid(table, AccessShareLock);
 }
 
 /*
