@@ -148,8 +148,8 @@ DdlnImageLockNamed(RangeVar *rv, LOCKMODE lockmode, bool index, Oid *table)
 		LockRelationOid(relid, lockmode);
 		/* the name may have moved while we waited (RangeVarGetRelidExtended does the same) */
 		again = RangeVarGetRelid(rv, NoLock, true);
-		if (again == relid && SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)) &&
-			(!index || IndexGetRelation(relid, true) == *table))
+		/* (an index that is still there is still its table's: none moves) */
+		if (again == relid && SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 			return relid;
 		UnlockRelationOid(relid, lockmode);
 		if (index)
