@@ -324,60 +324,9 @@ def create_sql(image, column_options=None):
             KIND_SQL[kind], rel, with_sql(image), image['definition'].rstrip().rstrip(';'),
             ' WITH NO DATA' if kind == 'materialized view' else ''))
     elif image.get('partition_of'):
-        # a partition: its columns, their defaults and NOT NULL, and the
-        # partitioned table's constraints and indexes come from its parent;
-        # what it has of its own is added by name below
-        parent = image['partition_of']
-        named = ''
-        if column_options:
-            named = ' (%s)' % ', '.join('%s WITH OPTIONS %s' % (ident(c), o)
-                                        for c, o in column_options.items())
-        stmts.append('CREATE %s%s %s PARTITION OF %s%s %s' % (
-            'UNLOGGED ' if image.get('unlogged') else '',
-            'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
-            qname(parent['schema'], parent['name']), named, image['partition_bound']))
-        if kind == 'partitioned table':
-            stmts[-1] += ' PARTITION BY ' + image['partition_key']
-        stmts[-1] += with_sql(image)
-        # a partition's own default or NOT NULL (PARTITION OF t (b DEFAULT 1))
-        stmts += inherited_column_steps(image, image.get('columns', []))
-        stmts += [IfMissing('constraint', image['schema'], image['name'], c['name'],
-                            'ALTER TABLE %s ADD CONSTRAINT %s %s' % (rel, ident(c['name']), c['definition']))
-                  for c in image.get('constraints', [])]
-        stmts += [IfMissing('index', image['schema'], image['name'], i['name'], i['definition'])
-                  for i in image.get('indexes', []) if not i.get('constraint')]
+        stmts += create_partition_sql(image, rel, column_options)
     else:
-        # an INHERITS child: the columns and constraints it only inherits
-        # come from its parents (as pg_dump leaves them out); one it has of
-        # its own as well is listed and merges with the parent's
-        elems = [column_sql(c) for c in image.get('columns', []) if not c.get('inherited')]
-        no_inherit = {c['name']: c.get('not_null_no_inherit') for c in image.get('columns', [])}
-        elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
-                  for c in image.get('constraints', []) if not c.get('inherited')]
-        elems += ['CONSTRAINT %s NOT NULL %s%s' % (ident(n), ident(c), ' NO INHERIT' if no_inherit.get(c) else '')
-                  for c, n in (column_options or {}).items()]
-        stmt = 'CREATE %s%s %s (%s)' % (
-            'UNLOGGED ' if image.get('unlogged') else '',
-            'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE',
-            rel, ', '.join(elems))
-        if kind == 'partitioned table':
-            if image.get('partition_key') is None:
-                raise NotUnderstood('%s: the image has no partition key' % rel)
-            stmt += ' PARTITION BY ' + image['partition_key']
-        if image.get('inherits'):
-            stmt += ' INHERITS (%s)' % ', '.join(qname(p['schema'], p['name']) for p in image['inherits'])
-        stmt += with_sql(image)
-        if kind == 'foreign table':
-            if image.get('server') is None:
-                raise NotUnderstood('%s: the image has no server' % rel)
-            stmt += ' SERVER ' + ident(image['server'])
-            if image.get('options'):
-                stmt += ' OPTIONS (%s)' % ', '.join(options_sql(o) for o in image['options'])
-        stmts.append(stmt)
-        stmts += inherited_column_steps(image, [c for c in image.get('columns', []) if c.get('inherited')])
-        if image.get('of_type'):
-            # a typed table: its columns are the type's (they must match)
-            stmts.append('ALTER TABLE %s OF %s' % (rel, qname(image['of_type']['schema'], image['of_type']['name'])))
+        stmts += create_table_sql(image, rel, column_options)
     if not image.get('partition_of'):
         # indexes a constraint did not make
         stmts += [i['definition'] for i in image.get('indexes', [])
@@ -393,6 +342,76 @@ def create_sql(image, column_options=None):
         stmts += column_storage_sql(alter, c)
     stmts += [alter + 'CLUSTER ON ' + ident(i['name'])
               for i in image.get('indexes', []) if i.get('clustered')]
+    return stmts
+
+
+def create_partition_sql(image, rel, column_options):
+    """create_sql's statements of a partition ("rel"): PARTITION OF, then
+    what it has of its own."""
+    kind = image['kind']
+    stmts = []
+    # a partition: its columns, their defaults and NOT NULL, and the
+    # partitioned table's constraints and indexes come from its parent;
+    # what it has of its own is added by name below
+    parent = image['partition_of']
+    named = ''
+    if column_options:
+        named = ' (%s)' % ', '.join('%s WITH OPTIONS %s' % (ident(c), o)
+                                    for c, o in column_options.items())
+    stmts.append('CREATE %s%s %s PARTITION OF %s%s %s' % (
+        'UNLOGGED ' if image.get('unlogged') else '',
+        'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE', rel,
+        qname(parent['schema'], parent['name']), named, image['partition_bound']))
+    if kind == 'partitioned table':
+        stmts[-1] += ' PARTITION BY ' + image['partition_key']
+    stmts[-1] += with_sql(image)
+    # a partition's own default or NOT NULL (PARTITION OF t (b DEFAULT 1))
+    stmts += inherited_column_steps(image, image.get('columns', []))
+    stmts += [IfMissing('constraint', image['schema'], image['name'], c['name'],
+                        'ALTER TABLE %s ADD CONSTRAINT %s %s' % (rel, ident(c['name']), c['definition']))
+              for c in image.get('constraints', [])]
+    stmts += [IfMissing('index', image['schema'], image['name'], i['name'], i['definition'])
+              for i in image.get('indexes', []) if not i.get('constraint')]
+    return stmts
+
+
+def create_table_sql(image, rel, column_options):
+    """create_sql's statements of a table that is no partition ("rel"):
+    CREATE TABLE (or FOREIGN TABLE) with its own columns and constraints,
+    then what it inherits and its type."""
+    kind = image['kind']
+    stmts = []
+    # an INHERITS child: the columns and constraints it only inherits
+    # come from its parents (as pg_dump leaves them out); one it has of
+    # its own as well is listed and merges with the parent's
+    elems = [column_sql(c) for c in image.get('columns', []) if not c.get('inherited')]
+    no_inherit = {c['name']: c.get('not_null_no_inherit') for c in image.get('columns', [])}
+    elems += ['CONSTRAINT %s %s' % (ident(c['name']), c['definition'])
+              for c in image.get('constraints', []) if not c.get('inherited')]
+    elems += ['CONSTRAINT %s NOT NULL %s%s' % (ident(n), ident(c), ' NO INHERIT' if no_inherit.get(c) else '')
+              for c, n in (column_options or {}).items()]
+    stmt = 'CREATE %s%s %s (%s)' % (
+        'UNLOGGED ' if image.get('unlogged') else '',
+        'FOREIGN TABLE' if kind == 'foreign table' else 'TABLE',
+        rel, ', '.join(elems))
+    if kind == 'partitioned table':
+        if image.get('partition_key') is None:
+            raise NotUnderstood('%s: the image has no partition key' % rel)
+        stmt += ' PARTITION BY ' + image['partition_key']
+    if image.get('inherits'):
+        stmt += ' INHERITS (%s)' % ', '.join(qname(p['schema'], p['name']) for p in image['inherits'])
+    stmt += with_sql(image)
+    if kind == 'foreign table':
+        if image.get('server') is None:
+            raise NotUnderstood('%s: the image has no server' % rel)
+        stmt += ' SERVER ' + ident(image['server'])
+        if image.get('options'):
+            stmt += ' OPTIONS (%s)' % ', '.join(options_sql(o) for o in image['options'])
+    stmts.append(stmt)
+    stmts += inherited_column_steps(image, [c for c in image.get('columns', []) if c.get('inherited')])
+    if image.get('of_type'):
+        # a typed table: its columns are the type's (they must match)
+        stmts.append('ALTER TABLE %s OF %s' % (rel, qname(image['of_type']['schema'], image['of_type']['name'])))
     return stmts
 
 
@@ -1152,48 +1171,7 @@ class Applier:
         before, after = details.get('before'), details.get('after')
         changes = details.get('changes')
         if trig == 'sql_drop':
-            key = 'drop ' + (otype or '?')
-            self.counts[key] = self.counts.get(key, 0) + 1
-            names = details.get('address_names') or []
-            if otype == 'schema':
-                self.run('DROP SCHEMA IF EXISTS %s CASCADE' % ident(names[0]))
-            elif otype == 'index' and len(names) == 2:
-                if self.index_droppable(*names):
-                    self.run('DROP INDEX %s CASCADE' % qname(*names))
-            elif otype == 'type' and len(names) == 1 and details.get('original'):
-                # a domain, an enum, a composite type the statement named
-                self.run('DROP TYPE IF EXISTS %s CASCADE' % names[0])
-            elif otype == 'composite type' and len(names) == 2:
-                # the relation of a composite type, beside the type's own drop
-                if self.relation_exists(*names):
-                    self.run('DROP TYPE %s CASCADE' % qname(*names))
-            elif otype == 'sequence' and len(names) == 2:
-                # the sequence the statement named; one that went with its
-                # table or column (an identity's cannot be dropped alone)
-                # is checked gone with the rest (check_left_out)
-                if not details.get('original'):
-                    return False
-                self.run('DROP SEQUENCE IF EXISTS %s CASCADE' % qname(*names))
-            elif otype in DROPS and len(names) == 2:
-                self.run('DROP %s IF EXISTS %s CASCADE' % (DROPS[otype], qname(*names)))
-            elif otype == 'table constraint' and len(names) == 3:
-                droppable = self.constraint_droppable(names[0], names[1], names[2])
-                if droppable is None:
-                    return False
-                if droppable:
-                    self.run('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s CASCADE'
-                             % (qname(names[0], names[1]), ident(names[2])))
-            elif otype == 'table column' and len(names) == 3:
-                if self.relation_exists(names[0], names[1]):
-                    self.run('ALTER TABLE %s DROP COLUMN IF EXISTS %s CASCADE'
-                             % (qname(names[0], names[1]), ident(names[2])))
-            else:
-                # anything else (a table's row type, an identity's
-                # sequence, a default) should go with the object that owns
-                # it: the main loop checks that it is gone from the copy
-                # once its statement's events are applied (check_left_out)
-                return False
-            return True
+            return self.apply_drop(otype, details)
         if trig != 'ddl_command_end':
             return True         # table_rewrite: the shape comes at ddl_command_end
         if otype == 'schema' and ev['command_tag'] == 'CREATE SCHEMA':
@@ -1206,27 +1184,79 @@ class Applier:
             self.apply_changes(before, after, changes, details.get('subcommands'))
             self.sync_not_null_names(after)
         elif after is not None and before is None and (otype in KIND_SQL or after.get('kind') == 'composite type'):
-            key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
-            self.counts[key] = self.counts.get(key, 0) + 1
-            options = (self.partition_column_options(after) if after.get('partition_of')
-                       else self.inherited_not_null_names(after))
-            for stmt in create_sql(after, options):
-                if isinstance(stmt, IfMissing):
-                    there = (self.constraint_exists(stmt.schema, stmt.table, stmt.name)
-                             if stmt.what == 'constraint'
-                             else self.relation_exists(stmt.schema, stmt.name))
-                    if not there:
-                        self.run(stmt.sql)
-                elif isinstance(stmt, IfColumnDiffers):
-                    if self.column_state(stmt.schema, stmt.table, stmt.column, stmt.what) != stmt.want:
-                        self.run(stmt.sql)
-                else:
-                    self.run(stmt)
-            self.sync_not_null_names(after)
-            self.own(ev, KIND_SQL[after['kind']], qname(after['schema'], after['name']))
+            self.apply_create(ev, after)
         else:
             return False        # nothing here applies it: the main loop decides
         return True
+
+    def apply_drop(self, otype, details):
+        """apply_event of a sql_drop event: the DROP of the object it
+        names, or False when it goes with the object that owns it."""
+        key = 'drop ' + (otype or '?')
+        self.counts[key] = self.counts.get(key, 0) + 1
+        names = details.get('address_names') or []
+        if otype == 'schema':
+            self.run('DROP SCHEMA IF EXISTS %s CASCADE' % ident(names[0]))
+        elif otype == 'index' and len(names) == 2:
+            if self.index_droppable(*names):
+                self.run('DROP INDEX %s CASCADE' % qname(*names))
+        elif otype == 'type' and len(names) == 1 and details.get('original'):
+            # a domain, an enum, a composite type the statement named
+            self.run('DROP TYPE IF EXISTS %s CASCADE' % names[0])
+        elif otype == 'composite type' and len(names) == 2:
+            # the relation of a composite type, beside the type's own drop
+            if self.relation_exists(*names):
+                self.run('DROP TYPE %s CASCADE' % qname(*names))
+        elif otype == 'sequence' and len(names) == 2:
+            # the sequence the statement named; one that went with its
+            # table or column (an identity's cannot be dropped alone)
+            # is checked gone with the rest (check_left_out)
+            if not details.get('original'):
+                return False
+            self.run('DROP SEQUENCE IF EXISTS %s CASCADE' % qname(*names))
+        elif otype in DROPS and len(names) == 2:
+            self.run('DROP %s IF EXISTS %s CASCADE' % (DROPS[otype], qname(*names)))
+        elif otype == 'table constraint' and len(names) == 3:
+            droppable = self.constraint_droppable(names[0], names[1], names[2])
+            if droppable is None:
+                return False
+            if droppable:
+                self.run('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s CASCADE'
+                         % (qname(names[0], names[1]), ident(names[2])))
+        elif otype == 'table column' and len(names) == 3:
+            if self.relation_exists(names[0], names[1]):
+                self.run('ALTER TABLE %s DROP COLUMN IF EXISTS %s CASCADE'
+                         % (qname(names[0], names[1]), ident(names[2])))
+        else:
+            # anything else (a table's row type, an identity's
+            # sequence, a default) should go with the object that owns
+            # it: the main loop checks that it is gone from the copy
+            # once its statement's events are applied (check_left_out)
+            return False
+        return True
+
+    def apply_create(self, ev, after):
+        """apply_event of the CREATE of a relation or composite type: the
+        statements create_sql makes of its "after" image, then its NOT
+        NULL constraints' names and owner."""
+        key = 'create ' + ('partition' if after.get('partition_of') else after['kind'])
+        self.counts[key] = self.counts.get(key, 0) + 1
+        options = (self.partition_column_options(after) if after.get('partition_of')
+                   else self.inherited_not_null_names(after))
+        for stmt in create_sql(after, options):
+            if isinstance(stmt, IfMissing):
+                there = (self.constraint_exists(stmt.schema, stmt.table, stmt.name)
+                         if stmt.what == 'constraint'
+                         else self.relation_exists(stmt.schema, stmt.name))
+                if not there:
+                    self.run(stmt.sql)
+            elif isinstance(stmt, IfColumnDiffers):
+                if self.column_state(stmt.schema, stmt.table, stmt.column, stmt.what) != stmt.want:
+                    self.run(stmt.sql)
+            else:
+                self.run(stmt)
+        self.sync_not_null_names(after)
+        self.own(ev, KIND_SQL[after['kind']], qname(after['schema'], after['name']))
 
 
 # --- verifying the copy --------------------------------------------------------
