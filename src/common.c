@@ -50,6 +50,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_namespace.h"
+#include "common/hashfn.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
@@ -66,6 +67,11 @@
 #include "utils/syscache.h"
 
 #include "common.h"
+
+/* every jsonb DdlnJvToJsonb writes compared with PostgreSQL's (tests) */
+#if defined(USE_ASSERT_CHECKING) && !defined(DDLN_CHECK_JSONB)
+#define DDLN_CHECK_JSONB
+#endif
 
 /* the statement being executed (the utility hook's), for capture */
 DdlnStatement ddln_statement = {NULL, -1, 0};
@@ -692,6 +698,249 @@ DdlnJvDone(JsonbValue *obj)
 		}
 	}
 	return obj;
+}
+
+/* ---------- writing a JsonbValue tree as jsonb ---------- */
+
+/*
+ * DdlnJvToJsonb writes the bytes JsonbValueToJsonb writes (jsonb_util.c,
+ * convertToJsonb: a container's header, its children's JEntries, keys'
+ * before values', a length in each but an end offset at every
+ * JB_OFFSET_STRIDE'th, then their data; a numeric or container padded to
+ * int alignment, the padding counted in its length), but writes an object
+ * met twice once: an image "after" points to the objects of its "before"
+ * that did not change (relimage.c), and each is copied here as the bytes
+ * it was written as.  Those do not depend on where they are: a container
+ * starts int-aligned, so the padding inside it is the same anywhere.  An
+ * object is known by its pairs array (a JsonbValue holds an array's
+ * elements by value: only the pairs pointer is shared).
+ */
+typedef struct DdlnJvMemoEntry
+{
+	const JsonbPair *pairs;		/* the object's pairs: its identity */
+	int			npairs;
+	int			start;			/* its bytes in the buffer, padding left out */
+	int			len;
+	char		status;			/* simplehash's */
+} DdlnJvMemoEntry;
+
+#define SH_PREFIX		ddln_jvmemo
+#define SH_ELEMENT_TYPE DdlnJvMemoEntry
+#define SH_KEY_TYPE		const JsonbPair *
+#define SH_KEY			pairs
+#define SH_HASH_KEY(tb, key) murmurhash32((uint32) (uintptr_t) (key))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct DdlnJvWriter
+{
+	StringInfoData buf;
+	ddln_jvmemo_hash *memo;		/* the objects written, by pairs */
+} DdlnJvWriter;
+
+static JEntry DdlnJvWriteContainer(DdlnJvWriter *w, const JsonbValue *v);
+
+/* n bytes at the end of buf, left to the caller; their offset */
+static int
+DdlnJvReserve(StringInfo buf, int n)
+{
+	int			offset;
+
+	enlargeStringInfo(buf, n);
+	offset = buf->len;
+	buf->len += n;
+	buf->data[buf->len] = '\0';
+	return offset;
+}
+
+/* zeroes up to int alignment (jsonb_util.c's padBufferToInt); how many */
+static int
+DdlnJvPad(StringInfo buf)
+{
+	int			pad = INTALIGN(buf->len) - buf->len;
+	int			offset = DdlnJvReserve(buf, pad);	/* it may move buf->data */
+
+	memset(buf->data + offset, 0, pad);
+	return pad;
+}
+
+/* jsonb_util.c's limit on a container's data, with its message */
+static void
+DdlnJvCheckSize(int len, bool object)
+{
+	if (len > JENTRY_OFFLENMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("total size of jsonb %s elements exceeds the maximum of %u bytes",
+						object ? "object" : "array", JENTRY_OFFLENMASK)));
+}
+
+/* a scalar's data; its JEntry */
+static JEntry
+DdlnJvWriteScalar(StringInfo buf, const JsonbValue *v)
+{
+	int			pad;
+	int			len;
+
+	switch (v->type)
+	{
+		case jbvNull:
+			return JENTRY_ISNULL;
+		case jbvBool:
+			return v->val.boolean ? JENTRY_ISBOOL_TRUE : JENTRY_ISBOOL_FALSE;
+		case jbvString:
+			appendBinaryStringInfo(buf, v->val.string.val, v->val.string.len);
+			return v->val.string.len;
+		case jbvNumeric:
+			pad = DdlnJvPad(buf);
+			len = VARSIZE_ANY(v->val.numeric);
+			appendBinaryStringInfo(buf, (const char *) v->val.numeric, len);
+			return JENTRY_ISNUMERIC | (pad + len);
+		default:
+			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
+	}
+	return 0;					/* keep the compiler quiet */
+}
+
+/*
+ * The index'th child of a container: its data, then its JEntry at "entry"
+ * (an offset in the buffer), a length or, every JB_OFFSET_STRIDE'th, the
+ * end offset "total" of the children's data so far.
+ */
+static void
+DdlnJvWriteChild(DdlnJvWriter *w, const JsonbValue *v, int entry, int index,
+				 int *total, bool object)
+{
+	JEntry		meta;
+
+	if (v->type == jbvObject || v->type == jbvArray)
+		meta = DdlnJvWriteContainer(w, v);
+	else
+		meta = DdlnJvWriteScalar(&w->buf, v);
+	*total += JBE_OFFLENFLD(meta);
+	DdlnJvCheckSize(*total, object);
+	if (index % JB_OFFSET_STRIDE == 0)
+		meta = (meta & JENTRY_TYPEMASK) | *total | JENTRY_HAS_OFF;
+	memcpy(w->buf.data + entry, &meta, sizeof(JEntry));
+}
+
+static void
+DdlnJvWriteArray(DdlnJvWriter *w, const JsonbValue *v)
+{
+	int			n = v->val.array.nElems;
+	uint32		header = n | JB_FARRAY | (v->val.array.rawScalar ? JB_FSCALAR : 0);
+	int			entries;
+	int			total = 0;
+
+	appendBinaryStringInfo(&w->buf, (const char *) &header, sizeof(uint32));
+	entries = DdlnJvReserve(&w->buf, sizeof(JEntry) * n);
+	for (int i = 0; i < n; i++)
+		DdlnJvWriteChild(w, &v->val.array.elems[i], entries + sizeof(JEntry) * i, i,
+						 &total, false);
+}
+
+/* An object written (from "start") remembered, to be copied if met again. */
+static void
+DdlnJvWriteObject(DdlnJvWriter *w, const JsonbValue *v)
+{
+	int			n = v->val.object.nPairs;
+	const JsonbPair *pairs = v->val.object.pairs;
+	uint32		header = n | JB_FOBJECT;
+	int			start = w->buf.len;
+	int			entries;
+	int			total = 0;
+	DdlnJvMemoEntry *memo;
+	bool		found;
+
+	appendBinaryStringInfo(&w->buf, (const char *) &header, sizeof(uint32));
+	entries = DdlnJvReserve(&w->buf, sizeof(JEntry) * n * 2);
+	for (int i = 0; i < n; i++)
+		DdlnJvWriteChild(w, &pairs[i].key, entries + sizeof(JEntry) * i, i, &total, true);
+	for (int i = 0; i < n; i++)
+		DdlnJvWriteChild(w, &pairs[i].value, entries + sizeof(JEntry) * (n + i), n + i,
+						 &total, true);
+	memo = ddln_jvmemo_insert(w->memo, pairs, &found);
+	memo->npairs = n;
+	memo->start = start;
+	memo->len = w->buf.len - start;
+}
+
+/* An object written before, copied again; false if it was not. */
+static bool
+DdlnJvCopyObject(DdlnJvWriter *w, const JsonbValue *v)
+{
+	DdlnJvMemoEntry *memo = ddln_jvmemo_lookup(w->memo, v->val.object.pairs);
+	int			offset;
+
+	if (memo == NULL || memo->npairs != v->val.object.nPairs)
+		return false;
+	/* reserve first: enlarging may move the bytes copied */
+	offset = DdlnJvReserve(&w->buf, memo->len);
+	memcpy(w->buf.data + offset, w->buf.data + memo->start, memo->len);
+	return true;
+}
+
+/* An array or object, int-aligned; its JEntry (its length with the padding). */
+static JEntry
+DdlnJvWriteContainer(DdlnJvWriter *w, const JsonbValue *v)
+{
+	int			base = w->buf.len;
+	bool		object = v->type == jbvObject;
+
+	check_stack_depth();
+	DdlnJvPad(&w->buf);
+	if (!object)
+		DdlnJvWriteArray(w, v);
+	else if (!DdlnJvCopyObject(w, v))
+		DdlnJvWriteObject(w, v);
+	DdlnJvCheckSize(w->buf.len - base, object);
+	return JENTRY_ISCONTAINER | (w->buf.len - base);
+}
+
+#ifdef DDLN_CHECK_JSONB
+/* Built with DDLN_CHECK_JSONB (or assertions): PostgreSQL's bytes, compared. */
+static void
+DdlnJvCheck(JsonbValue *v, const Jsonb *ours)
+{
+	Jsonb	   *theirs = JsonbValueToJsonb(v);
+	Size		len = Min(VARSIZE(ours), VARSIZE(theirs));
+	Size		at = 0;
+
+	while (at < len && ((const char *) ours)[at] == ((const char *) theirs)[at])
+		at++;
+	if (at < len || VARSIZE(ours) != VARSIZE(theirs))
+		elog(ERROR, "DdlnJvToJsonb wrote other bytes than JsonbValueToJsonb (%u and %u bytes, first difference at %zu)",
+			 (unsigned int) VARSIZE(ours), (unsigned int) VARSIZE(theirs), at);
+	pfree(theirs);
+}
+#endif
+
+/*
+ * A tree as jsonb: JsonbValueToJsonb's bytes, an object shared by two
+ * places of the tree written once (above).  A scalar goes to PostgreSQL.
+ */
+Jsonb *
+DdlnJvToJsonb(JsonbValue *v)
+{
+	DdlnJvWriter w;
+	Jsonb	   *res;
+
+	if (v->type != jbvObject && v->type != jbvArray)
+		return JsonbValueToJsonb(v);
+	initStringInfo(&w.buf);
+	(void) DdlnJvReserve(&w.buf, VARHDRSZ);
+	w.memo = ddln_jvmemo_create(CurrentMemoryContext, 64, NULL);
+	(void) DdlnJvWriteContainer(&w, v);
+	ddln_jvmemo_destroy(w.memo);
+	res = (Jsonb *) w.buf.data;
+	SET_VARSIZE(res, w.buf.len);
+#ifdef DDLN_CHECK_JSONB
+	DdlnJvCheck(v, res);
+#endif
+	return res;
 }
 
 /* A value built so (or any JsonbValue tree) as the next value of "st". */

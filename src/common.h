@@ -208,6 +208,7 @@ extern void DdlnJvString(JsonbValue *obj, const char *key, const char *s);
 extern void DdlnJvBool(JsonbValue *obj, const char *key, bool b);
 extern void DdlnJvInt(JsonbValue *obj, const char *key, int64 i);
 extern JsonbValue *DdlnJvDone(JsonbValue *obj);
+extern Jsonb *DdlnJvToJsonb(JsonbValue *v);
 extern void DdlnJsonPushValue(DdlnJsonbState *st, JsonbValue *v);
 extern bool DdlnStrEq(const char *a, const char *b);
 

@@ -723,5 +723,5 @@ DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, List *partitio
 		DdlnJvAdd(obj, "before", DdlnImgImageValue(before));
 	if (after)
 		DdlnJvAdd(obj, "after", DdlnImgImageValue(after));
-	return JsonbValueToJsonb(DdlnJvDone(obj));
+	return DdlnJvToJsonb(DdlnJvDone(obj));
 }
