@@ -586,7 +586,7 @@ DdlnJvArray(int maxelems)
 
 /* key: value in an object, or (key NULL) value as an array's next element */
 void
-DdlnJvAdd(JsonbValue *container, const char *key, JsonbValue *value)
+DdlnJvAdd(JsonbValue *container, const char *key, const JsonbValue *value)
 {
 	JsonbPair  *pair;
 

@@ -203,7 +203,7 @@ extern void DdlnJsonTextSettings(DdlnJsonbState *st, char *const *values);
 /* common.c: a jsonb value built directly, without pushes (JsonbValueToJsonb) */
 extern JsonbValue *DdlnJvObject(int maxpairs);
 extern JsonbValue *DdlnJvArray(int maxelems);
-extern void DdlnJvAdd(JsonbValue *container, const char *key, JsonbValue *value);
+extern void DdlnJvAdd(JsonbValue *container, const char *key, const JsonbValue *value);
 extern void DdlnJvString(JsonbValue *obj, const char *key, const char *s);
 extern void DdlnJvBool(JsonbValue *obj, const char *key, bool b);
 extern void DdlnJvInt(JsonbValue *obj, const char *key, int64 i);

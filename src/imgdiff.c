@@ -689,6 +689,7 @@ DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, List *partitio
 	DdlnJsonbState st = DDLN_JSONB_STATE_INIT;
 	JsonbValue *pushed;
 	JsonbValue *obj;
+	JsonbValue *beforevalue = NULL;
 
 	DdlnJsonToken(&st, WJB_BEGIN_OBJECT);
 	if (with)
@@ -720,8 +721,11 @@ DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, List *partitio
 		obj->val.object.pairs[obj->val.object.nPairs++] = *pair;
 	}
 	if (before)
-		DdlnJvAdd(obj, "before", DdlnImgImageValue(before));
+	{
+		beforevalue = DdlnImgImageValue(before, NULL, NULL);
+		DdlnJvAdd(obj, "before", beforevalue);
+	}
 	if (after)
-		DdlnJvAdd(obj, "after", DdlnImgImageValue(after));
+		DdlnJvAdd(obj, "after", DdlnImgImageValue(after, before, beforevalue));
 	return DdlnJvToJsonb(DdlnJvDone(obj));
 }

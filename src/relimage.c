@@ -1703,12 +1703,115 @@ DdlnImgOfTypeValue(const DdlnImage *img)
 	return DdlnJvDone(v);
 }
 
-/* An image, as a JsonbValue tree. */
+/*
+ * Is a column the same in both images, in every field read (not only
+ * those printed)?  A field added to DdlnImgColumn is added here, or an
+ * "after" would show its "before"'s column.
+ */
+static bool
+DdlnImgSameColumn(const DdlnImgColumn *b, const DdlnImgColumn *a)
+{
+	return b->attnum == a->attnum && strcmp(b->name, a->name) == 0 &&
+		strcmp(b->type, a->type) == 0 && DdlnStrEq(b->collation, a->collation) &&
+		b->not_null == a->not_null && DdlnStrEq(b->not_null_name, a->not_null_name) &&
+		b->not_null_named == a->not_null_named &&
+		b->not_null_no_inherit == a->not_null_no_inherit &&
+		b->not_null_not_valid == a->not_null_not_valid && DdlnStrEq(b->def, a->def) &&
+		b->identity == a->identity && DdlnStrEq(b->generated, a->generated) &&
+		b->is_virtual == a->is_virtual && b->inherited == a->inherited &&
+		b->storage == a->storage && b->type_storage == a->type_storage &&
+		b->compression == a->compression && b->statistics == a->statistics;
+}
+
+/* The same for a constraint or an index (DdlnImgPart: every field). */
+static bool
+DdlnImgSamePart(const DdlnImgPart *b, const DdlnImgPart *a)
+{
+	return b->oid == a->oid && b->indexid == a->indexid && strcmp(b->name, a->name) == 0 &&
+		DdlnStrEq(b->type, a->type) && DdlnStrEq(b->definition, a->definition) &&
+		DdlnStrEq(b->constraint, a->constraint) && b->validated == a->validated &&
+		b->deferrable == a->deferrable && b->deferred == a->deferred &&
+		b->inherited == a->inherited && b->clustered == a->clustered &&
+		DdlnImgSameStrings(b->reloptions, a->reloptions);
+}
+
+/* The value of "key" in an image's tree, or NULL. */
+static const JsonbValue *
+DdlnImgMember(const JsonbValue *image, const char *key)
+{
+	for (int i = 0; image && i < image->val.object.nPairs; i++)
+	{
+		const JsonbPair *pair = &image->val.object.pairs[i];
+
+		if (pair->key.val.string.len == (int) strlen(key) &&
+			memcmp(pair->key.val.string.val, key, pair->key.val.string.len) == 0)
+			return &pair->value;
+	}
+	return NULL;
+}
+
+/*
+ * An image's columns: each one the same in "like" (of the same attnum, its
+ * column "likecols" holds, built from "like") is that same value, not
+ * built again.  Both lists are in attnum order.
+ */
+static JsonbValue *
+DdlnImgColumnsValue(const DdlnImage *img, const DdlnImage *like,
+					const JsonbValue *likecols)
+{
+	JsonbValue *arr = DdlnJvArray(img->ncolumns);
+	int			j = 0;
+
+	for (int i = 0; i < img->ncolumns; i++)
+	{
+		const DdlnImgColumn *col = &img->columns[i];
+
+		while (likecols && j < like->ncolumns && like->columns[j].attnum < col->attnum)
+			j++;
+		if (likecols && j < like->ncolumns && DdlnImgSameColumn(&like->columns[j], col))
+			DdlnJvAdd(arr, NULL, &likecols->val.array.elems[j]);
+		else
+			DdlnJvAdd(arr, NULL, DdlnImgColumnValue(col));
+	}
+	return arr;
+}
+
+/*
+ * An image's indexes or constraints, the same way: a part the same in
+ * "like" (of the same OID and name: both lists are in name order) is the
+ * value of "likearr" built for it.
+ */
+static JsonbValue *
+DdlnImgPartsValue(const DdlnImgPart *parts, int n, const DdlnImgPart *likeparts,
+				  int liken, const JsonbValue *likearr,
+				  JsonbValue *(*value) (const DdlnImgPart *))
+{
+	JsonbValue *arr = DdlnJvArray(n);
+	int			j = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		while (likearr && j < liken && strcmp(likeparts[j].name, parts[i].name) < 0)
+			j++;
+		if (likearr && j < liken && DdlnImgSamePart(&likeparts[j], &parts[i]))
+			DdlnJvAdd(arr, NULL, &likearr->val.array.elems[j]);
+		else
+			DdlnJvAdd(arr, NULL, value(&parts[i]));
+	}
+	return arr;
+}
+
+/*
+ * An image, as a JsonbValue tree.  "like": an image of the same relation
+ * whose tree "likevalue" is (the command's "before"), or NULL: the columns,
+ * indexes and constraints that did not change are its values, the same
+ * pairs arrays (DdlnJvToJsonb writes each once, and copies its bytes for
+ * the second).
+ */
 JsonbValue *
-DdlnImgImageValue(const DdlnImage *img)
+DdlnImgImageValue(const DdlnImage *img, const DdlnImage *like, const JsonbValue *likevalue)
 {
 	JsonbValue *v = DdlnJvObject(20);
-	JsonbValue *arr;
 
 	DdlnJvString(v, "kind", DdlnImageKindName(img->relkind));
 	DdlnJvString(v, "name", img->name);
@@ -1728,18 +1831,19 @@ DdlnImgImageValue(const DdlnImage *img)
 		DdlnJvAdd(v, "owned_by", DdlnImgOwnerValue(img->seq));
 		return DdlnJvDone(v);
 	}
-	arr = DdlnJvArray(img->ncolumns);
-	for (int i = 0; i < img->ncolumns; i++)
-		DdlnJvAdd(arr, NULL, DdlnImgColumnValue(&img->columns[i]));
-	DdlnJvAdd(v, "columns", arr);
-	arr = DdlnJvArray(img->nindexes);
-	for (int i = 0; i < img->nindexes; i++)
-		DdlnJvAdd(arr, NULL, DdlnImgIndexValue(&img->indexes[i]));
-	DdlnJvAdd(v, "indexes", arr);
-	arr = DdlnJvArray(img->nconstraints);
-	for (int i = 0; i < img->nconstraints; i++)
-		DdlnJvAdd(arr, NULL, DdlnImgConstraintValue(&img->constraints[i]));
-	DdlnJvAdd(v, "constraints", arr);
+	if (like == NULL || like->seq)
+		likevalue = NULL;		/* (a sequence's tree has no columns) */
+	DdlnJvAdd(v, "columns",
+			  DdlnImgColumnsValue(img, like, DdlnImgMember(likevalue, "columns")));
+	DdlnJvAdd(v, "indexes",
+			  DdlnImgPartsValue(img->indexes, img->nindexes,
+								like ? like->indexes : NULL, like ? like->nindexes : 0,
+								DdlnImgMember(likevalue, "indexes"), DdlnImgIndexValue));
+	DdlnJvAdd(v, "constraints",
+			  DdlnImgPartsValue(img->constraints, img->nconstraints,
+								like ? like->constraints : NULL, like ? like->nconstraints : 0,
+								DdlnImgMember(likevalue, "constraints"),
+								DdlnImgConstraintValue));
 	DdlnJvString(v, "replica_identity", DdlnReplIdentName(img->replident));
 	DdlnJvString(v, "replica_identity_index", img->replident_index);
 	if (img->definition)
@@ -1820,7 +1924,7 @@ DdlnImgPushOfType(DdlnJsonbState *st, const DdlnImage *img)
 void
 DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img)
 {
-	DdlnJsonPushValue(st, DdlnImgImageValue(img));
+	DdlnJsonPushValue(st, DdlnImgImageValue(img, NULL, NULL));
 }
 
 /* ---------- type images: domains and enums ---------- */

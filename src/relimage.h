@@ -139,7 +139,8 @@ typedef struct DdlnImage
 extern bool DdlnImageKind(char relkind);
 extern DdlnImage *DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped);
 extern void DdlnImgPushImage(DdlnJsonbState *st, const DdlnImage *img);
-extern JsonbValue *DdlnImgImageValue(const DdlnImage *img);
+extern JsonbValue *DdlnImgImageValue(const DdlnImage *img, const DdlnImage *like,
+									 const JsonbValue *likevalue);
 extern const char *DdlnIdentityName(char identity);
 extern const char *DdlnReplIdentName(char ri);
 extern const char *DdlnStorageName(char storage);
