@@ -29,7 +29,11 @@
  *	 through compat.h's DdlnJsonbPush), as jsonb_in does after parsing: no
  *	 JSON text is printed, escaped and parsed again.  DdlnJsonKey() and the
  *	 scalar helpers here are the one set every builder of details uses
- *	 (capture's keys, the images).
+ *	 (capture's keys, the images).  A tree built directly (DdlnJv*) is
+ *	 written by DdlnJvToJsonb: JsonbValueToJsonb's bytes, byte for byte,
+ *	 but an object two places of the tree share (the same pairs array)
+ *	 written once and copied; built with -DDDLN_CHECK_JSONB or assertions,
+ *	 every call compares its bytes with JsonbValueToJsonb's.
  *
  * Floor: ground: every file may call it; it calls no other file of
  * ddl_notify.

@@ -679,8 +679,9 @@ DdlnJvKeyIs(const JsonbPair *pair, const char *key)
  * after, or NIL); after the keys of "with"
  * (an object, or NULL), as jsonb_concat(with, images) would have them,
  * without building the images twice.  The images are JsonbValue trees
- * (DdlnImgImageValue) set into the object the pushes built, then
- * serialised once.
+ * (DdlnImgImageValue; "after" shares the values of the parts "before" has
+ * unchanged) set into the object the pushes built, then serialised once
+ * (DdlnJvToJsonb: a shared part written once, its bytes copied).
  */
 Jsonb *
 DdlnImageDetails(const DdlnImage *before, const DdlnImage *after, List *partitions,

@@ -43,6 +43,9 @@
  *	 (DdlnImgImageValue, DdlnImgPushImage); the files that diff and keep images see only
  *	 those.  Names are qualified as pg_dump prints them: read with
  *	 search_path set to pg_catalog alone.
+ * - An "after" tree takes from its "before" tree each column, index and
+ *	 constraint equal in every field read (DdlnImgSameColumn,
+ *	 DdlnImgSamePart): the same value, written once by DdlnJvToJsonb.
  * - Every text is printed with the same output settings whatever the
  *	 session's (DdlnImgOutputSettings): DateStyle ISO, IntervalStyle
  *	 postgres, TimeZone UTC, extra_float_digits above 0, bytea_output hex,
@@ -1548,8 +1551,8 @@ DdlnReplIdentName(char ri)
 
 /*
  * An image and its parts are built as JsonbValue trees (common.c, DdlnJv*:
- * no push per key and value); DdlnImgPush* push one into a builder's
- * state.  The keys of each object are given in the order jsonb keeps them
+ * no push per key and value), an "after"'s unchanged parts its "before"'s
+ * (DdlnImgImageValue); DdlnImgPush* push one into a builder's state.  The keys of each object are given in the order jsonb keeps them
  * (shorter first, then bytewise), so that DdlnJvDone finds them sorted.
  */
 /* A column's STORAGE (pg_attribute.attstorage), as ALTER TABLE spells it. */
