@@ -747,17 +747,29 @@ typedef struct DdlnJvWriter
 
 static JEntry DdlnJvWriteContainer(DdlnJvWriter *w, const JsonbValue *v);
 
-/* n bytes at the end of buf, left to the caller; their offset */
-static int
+/*
+ * n bytes at the end of buf, left to the caller; their offset.  The buffer
+ * is enlarged only when full (a call of enlargeStringInfo for each of the
+ * thousands of keys and values of an image cost as much as the rest), and
+ * is no string: no '\0' is kept after its end.
+ */
+static inline int
 DdlnJvReserve(StringInfo buf, int n)
 {
-	int			offset;
+	int			offset = buf->len;
 
-	enlargeStringInfo(buf, n);
-	offset = buf->len;
+	if (n >= buf->maxlen - buf->len)
+		enlargeStringInfo(buf, n);
 	buf->len += n;
-	buf->data[buf->len] = '\0';
 	return offset;
+}
+
+static inline void
+DdlnJvAppend(StringInfo buf, const void *data, int n)
+{
+	int			offset = DdlnJvReserve(buf, n);	/* it may move buf->data */
+
+	memcpy(buf->data + offset, data, n);
 }
 
 /* zeroes up to int alignment (jsonb_util.c's padBufferToInt); how many */
@@ -796,12 +808,12 @@ DdlnJvWriteScalar(StringInfo buf, const JsonbValue *v)
 		case jbvBool:
 			return v->val.boolean ? JENTRY_ISBOOL_TRUE : JENTRY_ISBOOL_FALSE;
 		case jbvString:
-			appendBinaryStringInfo(buf, v->val.string.val, v->val.string.len);
+			DdlnJvAppend(buf, v->val.string.val, v->val.string.len);
 			return v->val.string.len;
 		case jbvNumeric:
 			pad = DdlnJvPad(buf);
 			len = VARSIZE_ANY(v->val.numeric);
-			appendBinaryStringInfo(buf, (const char *) v->val.numeric, len);
+			DdlnJvAppend(buf, (const char *) v->val.numeric, len);
 			return JENTRY_ISNUMERIC | (pad + len);
 		default:
 			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
@@ -839,7 +851,7 @@ DdlnJvWriteArray(DdlnJvWriter *w, const JsonbValue *v)
 	int			entries;
 	int			total = 0;
 
-	appendBinaryStringInfo(&w->buf, (const char *) &header, sizeof(uint32));
+	DdlnJvAppend(&w->buf, (const char *) &header, sizeof(uint32));
 	entries = DdlnJvReserve(&w->buf, sizeof(JEntry) * n);
 	for (int i = 0; i < n; i++)
 		DdlnJvWriteChild(w, &v->val.array.elems[i], entries + sizeof(JEntry) * i, i,
@@ -859,7 +871,7 @@ DdlnJvWriteObject(DdlnJvWriter *w, const JsonbValue *v)
 	DdlnJvMemoEntry *memo;
 	bool		found;
 
-	appendBinaryStringInfo(&w->buf, (const char *) &header, sizeof(uint32));
+	DdlnJvAppend(&w->buf, (const char *) &header, sizeof(uint32));
 	entries = DdlnJvReserve(&w->buf, sizeof(JEntry) * n * 2);
 	for (int i = 0; i < n; i++)
 		DdlnJvWriteChild(w, &pairs[i].key, entries + sizeof(JEntry) * i, i, &total, true);
