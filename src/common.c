@@ -795,7 +795,7 @@ DdlnJvCheckSize(int len, bool object)
 }
 
 /* a scalar's data; its JEntry */
-static JEntry
+static inline JEntry
 DdlnJvWriteScalar(StringInfo buf, const JsonbValue *v)
 {
 	int			pad;
@@ -824,9 +824,11 @@ DdlnJvWriteScalar(StringInfo buf, const JsonbValue *v)
 /*
  * The index'th child of a container: its data, then its JEntry at "entry"
  * (an offset in the buffer), a length or, every JB_OFFSET_STRIDE'th, the
- * end offset "total" of the children's data so far.
+ * end offset "total" of the children's data so far.  Inlined in the loops
+ * over the children: a call for each of an image's thousands of keys and
+ * values cost 100,000 instructions at 500 columns.
  */
-static void
+static pg_attribute_always_inline void
 DdlnJvWriteChild(DdlnJvWriter *w, const JsonbValue *v, int entry, int index,
 				 int *total, bool object)
 {
