@@ -750,8 +750,8 @@ static JEntry DdlnJvWriteContainer(DdlnJvWriter *w, const JsonbValue *v);
 /*
  * n bytes at the end of buf, left to the caller; their offset.  The buffer
  * is enlarged only when full (a call of enlargeStringInfo for each of the
- * thousands of keys and values of an image cost as much as the rest), and
- * is no string: no '\0' is kept after its end.
+ * thousands of keys and values of an image: 350,000 instructions an ADD
+ * COLUMN at 500 columns), and is no string: no '\0' is kept after its end.
  */
 static inline int
 DdlnJvReserve(StringInfo buf, int n)

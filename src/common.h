@@ -200,7 +200,7 @@ extern Jsonb *DdlnDetailsWith(Jsonb *details, Jsonb *more);
 #define DDLN_TEXT_SETTINGS 4
 extern const char *const ddln_text_settings[DDLN_TEXT_SETTINGS];
 extern void DdlnJsonTextSettings(DdlnJsonbState *st, char *const *values);
-/* common.c: a jsonb value built directly, without pushes (JsonbValueToJsonb) */
+/* common.c: a jsonb value built directly, without pushes, and written (DdlnJvToJsonb) */
 extern JsonbValue *DdlnJvObject(int maxpairs);
 extern JsonbValue *DdlnJvArray(int maxelems);
 extern void DdlnJvAdd(JsonbValue *container, const char *key, const JsonbValue *value);
