@@ -1552,8 +1552,9 @@ DdlnReplIdentName(char ri)
 /*
  * An image and its parts are built as JsonbValue trees (common.c, DdlnJv*:
  * no push per key and value), an "after"'s unchanged parts its "before"'s
- * (DdlnImgImageValue); DdlnImgPush* push one into a builder's state.  The keys of each object are given in the order jsonb keeps them
- * (shorter first, then bytewise), so that DdlnJvDone finds them sorted.
+ * (DdlnImgImageValue); DdlnImgPush* push one into a builder's state.  The
+ * keys of each object are given in the order jsonb keeps them (shorter
+ * first, then bytewise), so that DdlnJvDone finds them sorted.
  */
 /* A column's STORAGE (pg_attribute.attstorage), as ALTER TABLE spells it. */
 const char *
@@ -1714,8 +1715,8 @@ DdlnImgOfTypeValue(const DdlnImage *img)
 static bool
 DdlnImgSameColumn(const DdlnImgColumn *b, const DdlnImgColumn *a)
 {
-	return b->attnum == a->attnum && strcmp(b->name, a->name) == 0 &&
-		strcmp(b->type, a->type) == 0 && DdlnStrEq(b->collation, a->collation) &&
+	return b->attnum == a->attnum && DdlnStrEq(b->name, a->name) &&
+		DdlnStrEq(b->type, a->type) && DdlnStrEq(b->collation, a->collation) &&
 		b->not_null == a->not_null && DdlnStrEq(b->not_null_name, a->not_null_name) &&
 		b->not_null_named == a->not_null_named &&
 		b->not_null_no_inherit == a->not_null_no_inherit &&
@@ -1730,7 +1731,7 @@ DdlnImgSameColumn(const DdlnImgColumn *b, const DdlnImgColumn *a)
 static bool
 DdlnImgSamePart(const DdlnImgPart *b, const DdlnImgPart *a)
 {
-	return b->oid == a->oid && b->indexid == a->indexid && strcmp(b->name, a->name) == 0 &&
+	return b->oid == a->oid && b->indexid == a->indexid && DdlnStrEq(b->name, a->name) &&
 		DdlnStrEq(b->type, a->type) && DdlnStrEq(b->definition, a->definition) &&
 		DdlnStrEq(b->constraint, a->constraint) && b->validated == a->validated &&
 		b->deferrable == a->deferrable && b->deferred == a->deferred &&
