@@ -14,8 +14,9 @@
 #   make bench-scale        delivery at scale: each figure beside its goal
 #                           (test/bench/scale.sh)
 #   make bench-snapshot     the workers' CPU per 1,000 deliveries, subscriber_status
-#                           and wait_for_delivery (ms and shared blocks per
-#                           call) while a REPEATABLE READ snapshot is held
+#                           and wait_for_delivery (median ms, median shared
+#                           blocks and backend CPU per call over SNAPSHOT_CALLS
+#                           calls) while a REPEATABLE READ snapshot is held
 #                           (SNAPSHOT_HOLD seconds, default 600): a series
 #                           (test/bench/snapshot_hold.sh)
 #   make mutate             every test/mutations/*.patch: its tests must fail

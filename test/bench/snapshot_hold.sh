@@ -12,29 +12,48 @@
 #           in pg_sleep, as pg_dump, a long report or an idle transaction
 #           would) for SNAPSHOT_HOLD seconds;
 #   after   SNAPSHOT_AFTER seconds once it has ended.
-# Every SNAPSHOT_INTERVAL seconds one line: elapsed, phase, deliveries in the
-# interval (the subscribers' delivered counters in subscriber_status), the
-# CPU the ddl_notify workers of the database used in it (utime + stime from
-# /proc/PID/stat of every process pg_stat_activity lists as a "ddl_notify
-# worker"), CPU ms per 1,000 deliveries and its ratio to the baseline, the
-# time of one `SELECT * FROM ddl_notify.subscriber_status` and of one
-# `SELECT ddl_notify.wait_for_delivery('10s')` (best of 3 in one session,
-# psql's \timing, so no session start-up is counted) with their ratios to the
-# baseline, the shared buffers one call of each touches (hit + read of the
-# top plan node of EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) of the call, so
-# the call's execution and every block it reads, the catalogs' included,
-# its planning not; best of 3 in one session after a first call that warms
-# its caches) with their ratios to the baseline, and for context the
-# queue's live and dead rows
-# (pg_stat_user_tables) and its heap and index sizes.  The baseline is the
-# before phase without its first interval (start-up, cold caches): the CPU
-# per 1,000 deliveries over those intervals together, the median of the
-# query times and of the block counts.  Last, a summary: the highest ratio
-# during the hold for each of the five, beside the goal (within 2x).  The
-# times of the two calls are sub-millisecond, and one 10 ms poll of
-# wait_for_delivery (a delivery under way at the call: pgbench never stops)
-# makes their ratio tens of x; the block counts do not depend on the
-# machine's load, and say whether a call reads more as the dead rows grow.
+# Every SNAPSHOT_INTERVAL seconds one line, its columns:
+#   elapsed     seconds since the start, at the end of the interval
+#   phase       before, hold or after
+#   delivered   deliveries in the interval (the sum of the subscribers'
+#               delivered counters in subscriber_status, its increase)
+#   cpu_ms      the CPU the database's ddl_notify workers used in the
+#               interval (utime + stime from /proc/PID/stat of every process
+#               pg_stat_activity lists as a "ddl_notify worker")
+#   ms/1000     cpu_ms per 1,000 deliveries
+#   status_*    of `SELECT * FROM ddl_notify.subscriber_status`,
+#   wait_*      of `SELECT ddl_notify.wait_for_delivery('10s')`, each read
+#               in its own sessions (so no session start-up is counted),
+#               SNAPSHOT_CALLS calls a line after one call that warms the
+#               session's caches:
+#     _ms       the median time of the calls (psql's \timing: the round
+#               trip, a wait included)
+#     _blk      the median of the shared buffers one call touches (Shared
+#               Hit + Shared Read Blocks of the top plan node of EXPLAIN
+#               (ANALYZE, BUFFERS, FORMAT JSON) of the call: its execution
+#               and every block it reads, the catalogs' included, its
+#               planning not), over SNAPSHOT_CALLS runs in a second session
+#     _us       the backend's CPU per call in microseconds: its on-CPU time
+#               (/proc/self/schedstat, nanoseconds, read by the backend
+#               itself with pg_read_file just before the first timed call
+#               and just after the last) over the calls, divided by their
+#               number: the mean, and what a call costs, not how long it
+#               slept (wait_for_delivery sleeps 10 ms between looks when a
+#               delivery is under way at the call, and pgbench never stops;
+#               the looks themselves are counted)
+#   ratio       after ms/1000 and after each status_ and wait_ figure: its
+#               ratio to the baseline ("-" in the before phase, "n/a"
+#               without a figure)
+#   and for context the queue's live and dead rows (pg_stat_user_tables)
+#   and its heap and index sizes, the number of workers, the load average.
+# The baseline is the before phase without its first interval (start-up,
+# cold caches): the CPU per 1,000 deliveries over those intervals together;
+# for the medians, the median of all their calls pooled; for the CPU per
+# call, the mean of all their calls.  Last, a summary: the baselines, and
+# the highest ratio during the hold of each of the seven, beside the goal
+# (within 2x).  One 10 ms poll of wait_for_delivery in a 0.1 ms call makes
+# a single time 100x, hence medians of many calls; the block counts do not
+# depend on the machine's load, the CPU per call does a little (caches).
 #
 # Rules: as the other benches (lib.sh): prints figures, never fails for a
 # missed goal; the cluster runs as the postgres OS user when run as root,
@@ -45,10 +64,12 @@
 # (default 600), SNAPSHOT_BEFORE (default 90), SNAPSHOT_AFTER (default 120),
 # SNAPSHOT_INTERVAL (default 30), SNAPSHOT_RATE (events/s, default 1000),
 # SNAPSHOT_TABLES (the tables the COMMENTs go to, default 1000),
+# SNAPSHOT_CALLS (calls of each function a line, default 25),
 # BENCH_RESULTS (the series and the summary are written there too).
 
 set -euo pipefail
-# shellcheck source=lib.sh
+# lib.sh: followed by `shellcheck -x` from any directory, not by plain shellcheck
+# shellcheck source=SCRIPTDIR/lib.sh disable=SC1091
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HOLD=${SNAPSHOT_HOLD:-600}
@@ -57,6 +78,7 @@ AFTER=${SNAPSHOT_AFTER:-120}
 INTERVAL=${SNAPSHOT_INTERVAL:-30}
 RATE=${SNAPSHOT_RATE:-1000}
 TABLES=${SNAPSHOT_TABLES:-1000}
+CALLS=${SNAPSHOT_CALLS:-25}
 GOAL=2
 HZ=$(getconf CLK_TCK)
 DB=snap
@@ -119,27 +141,65 @@ worker_ticks()
 
 delivered() { q $C $DB "SELECT coalesce(sum(delivered), 0) FROM ddl_notify.subscriber_status"; }
 
-# query_ms SQL: best of 3 in one session, in ms.
-query_ms()
+# The backend's own CPU time so far, in ns (the first field of
+# /proc/self/schedstat, read by the backend itself: pg_read_file, so the
+# bench's superuser): on CPU only, never the time it slept or waited.
+CPU_SQL="SELECT 'cpu ' || split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)"
+
+# call_times SQL FILE: one session: one call of SQL that warms the
+# session's caches, then CALLS calls timed by psql's \timing (FILE gets
+# their times in ms, one a line), the backend's CPU read just before the
+# first and just after the last; prints the backend's CPU per call in
+# microseconds, the mean over the CALLS calls ("n/a" if not read).
+call_times()
 {
-	psql_c $C $DB -c "\\timing on" -c "$1" -c "$1" -c "$1" |
-		awk '/^Time: / { print $2 }' | sort -g | head -n 1
+	local args=(-c "$1" -c "$CPU_SQL" -c '\timing on') i
+	for ((i = 0; i < CALLS; i++)); do
+		args+=(-c "$1")
+	done
+	args+=(-c '\timing off' -c "$CPU_SQL")
+	: >"$2"
+	psql_c $C $DB "${args[@]}" |
+		awk -v f="$2" -v n="$CALLS" '/^Time: / { print $2 > f; next }
+			/^cpu [0-9]+$/ { c[++k] = $2 }
+			END { close(f); if (k == 2) printf "%.1f\n", (c[2] - c[1]) / n / 1000; else print "n/a" }'
 }
 
-# query_blocks SQL: the shared buffers (hit + read) one execution of SQL
-# touches, best of 3 in one session, after one plain call that loads the
-# session's caches.
-query_blocks()
+# call_blocks SQL FILE: one session: one plain call of SQL that warms the
+# session's caches, then CALLS runs of EXPLAIN (ANALYZE, BUFFERS, FORMAT
+# JSON) SQL; FILE gets the shared buffers (hit + read) each run touched,
+# one a line.
+call_blocks()
 {
-	local x="EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) $1"
+	local x="EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) $1" args=(-c "$1") i
+	for ((i = 0; i < CALLS; i++)); do
+		args+=(-c "$x")
+	done
 	# the first "Shared Hit Blocks" and "Shared Read Blocks" of each plan
 	# are its top node's (a node's own figures come before its "Plans",
 	# "Planning" after "Plan"), which include every node below it
-	psql_c $C $DB -c "$1" -c "$x" -c "$x" -c "$x" |
-		awk '/^\[/ { n++; h = r = "" }
+	psql_c $C $DB "${args[@]}" |
+		awk '/^\[/ { h = r = "" }
 			/"Shared Hit Blocks":/ && h == "" { h = $NF + 0 }
-			/"Shared Read Blocks":/ && r == "" { r = $NF + 0; b[n] = h + r }
-			END { m = ""; for (i = 1; i <= n; i++) if (i in b && (m == "" || b[i] < m)) m = b[i]; print (m == "" ? "n/a" : m) }'
+			/"Shared Read Blocks":/ && r == "" { r = $NF + 0; print h + r }' >"$2"
+}
+
+# median FILE: the median of the numbers in FILE, "n/a" if none.
+median()
+{
+	stats <"$1" | awk '{ print ($4 > 0) ? $1 : "n/a" }'
+}
+
+# ratio A B: A / B to two decimals, "n/a" when either is not a number > 0.
+ratio()
+{
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == "nan" || b == "" || b + 0 <= 0) print "n/a"; else printf "%.2f", a / b }'
+}
+
+# higher A M: the higher of ratio A and the highest so far, M.
+higher()
+{
+	awk -v a="$1" -v m="$2" 'BEGIN { print (a != "n/a" && a + 0 > m + 0) ? a : m }'
 }
 
 queue_info()
@@ -189,18 +249,28 @@ line()
 	echo "$1"
 }
 
-echo "== an old snapshot held ${HOLD} s, ~${RATE} events/s to 2 subscribers (worker pool); one line every ${INTERVAL} s; $(nproc) cores"
-HEAD=$(printf '%7s %-6s %9s %7s %8s %6s %10s %6s %9s %6s %10s %6s %9s %6s  %s' \
-	elapsed phase delivered cpu_ms ms/1000 ratio status_ms ratio wait_ms ratio status_blk ratio wait_blk ratio "queue; workers; load")
+echo "== an old snapshot held ${HOLD} s, ~${RATE} events/s to 2 subscribers (worker pool); one line every ${INTERVAL} s, ${CALLS} calls of each function a line; $(nproc) cores"
+HEAD=$(printf '%7s %-6s %9s %7s %8s %6s %9s %6s %10s %6s %9s %6s %7s %6s %8s %6s %7s %6s  %s' \
+	elapsed phase delivered cpu_ms ms/1000 ratio status_ms ratio status_blk ratio status_us ratio \
+	wait_ms ratio wait_blk ratio wait_us ratio "queue; workers; load")
 line "$HEAD"
 
+ST_SQL="SELECT * FROM ddl_notify.subscriber_status"
+WT_SQL="SELECT ddl_notify.wait_for_delivery('10s')"
+# the calls of the baseline's intervals, pooled: one file per measure
+BASE_FILES=(st_ms st_blk wt_ms wt_blk)
+for f in "${BASE_FILES[@]}"; do
+	: >"$BENCH_TMP/base_$f"
+done
 T0=$(date +%s)
 worker_ticks
 D_PREV=$(delivered)
-BASE_CPU=0 BASE_DEL=0 BASE_CPUK='' BASE_ST='' BASE_WT=''
-BASE_SB='' BASE_WB=''
-BASE_ST_LIST=() BASE_WT_LIST=() BASE_SB_LIST=() BASE_WB_LIST=()
-MAX_CPU=0 MAX_ST=0 MAX_WT=0 MAX_SB=0 MAX_WB=0
+BASE_CPU=0 BASE_DEL=0 BASE_CPUK=''
+BASE_SU_LIST=() BASE_WU_LIST=()
+declare -A BASE=() MAX=()
+for k in cpu st sb su wt wb wu; do
+	MAX[$k]=0
+done
 n=0
 while :; do
 	n=$((n + 1))
@@ -213,50 +283,61 @@ while :; do
 	dd=$((d - D_PREV))
 	D_PREV=$d
 	cpu=$((TICKS * 1000 / HZ))
-	st=$(query_ms "SELECT * FROM ddl_notify.subscriber_status")
-	wt=$(query_ms "SELECT ddl_notify.wait_for_delivery('10s')")
-	sb=$(query_blocks "SELECT * FROM ddl_notify.subscriber_status")
-	wb=$(query_blocks "SELECT ddl_notify.wait_for_delivery('10s')")
+	su=$(call_times "$ST_SQL" "$BENCH_TMP/st_ms")
+	wu=$(call_times "$WT_SQL" "$BENCH_TMP/wt_ms")
+	call_blocks "$ST_SQL" "$BENCH_TMP/st_blk"
+	call_blocks "$WT_SQL" "$BENCH_TMP/wt_blk"
+	st=$(median "$BENCH_TMP/st_ms")
+	sb=$(median "$BENCH_TMP/st_blk")
+	wt=$(median "$BENCH_TMP/wt_ms")
+	wb=$(median "$BENCH_TMP/wt_blk")
 	# a reading of the counters below the previous one (seen with two
 	# workers in the database, before progress.c settled each move of the
 	# counts once; docs/performance.md) gives no figure for the interval: n/a
 	cpuk=$(awk -v c="$cpu" -v d="$dd" 'BEGIN { if (d > 0) printf "%.2f", c * 1000 / d; else print "n/a" }')
+	declare -A R=([cpu]=- [st]=- [sb]=- [su]=- [wt]=- [wb]=- [wu]=-)
 	if [[ $ph == before ]]; then
 		if ((n > 1)); then
 			BASE_CPU=$((BASE_CPU + cpu))
 			BASE_DEL=$((BASE_DEL + dd))
-			BASE_ST_LIST+=("$st")
-			BASE_WT_LIST+=("$wt")
-			BASE_SB_LIST+=("$sb")
-			BASE_WB_LIST+=("$wb")
+			for f in "${BASE_FILES[@]}"; do
+				cat "$BENCH_TMP/$f" >>"$BENCH_TMP/base_$f"
+			done
+			BASE_SU_LIST+=("$su")
+			BASE_WU_LIST+=("$wu")
 		fi
-		r1=- r2=- r3=- r4=- r5=-
 	else
 		if [[ -z $BASE_CPUK ]]; then
 			if ((BASE_DEL == 0)); then
 				die "no baseline: raise SNAPSHOT_BEFORE to at least twice SNAPSHOT_INTERVAL"
 			fi
 			BASE_CPUK=$(awk -v c="$BASE_CPU" -v d="$BASE_DEL" 'BEGIN { printf "%.3f", c * 1000 / d }')
-			BASE_ST=$(printf '%s\n' "${BASE_ST_LIST[@]}" | stats | cut -d' ' -f1)
-			BASE_WT=$(printf '%s\n' "${BASE_WT_LIST[@]}" | stats | cut -d' ' -f1)
-			BASE_SB=$(printf '%s\n' "${BASE_SB_LIST[@]}" | { grep -v n/a || true; } | stats | cut -d' ' -f1)
-			BASE_WB=$(printf '%s\n' "${BASE_WB_LIST[@]}" | { grep -v n/a || true; } | stats | cut -d' ' -f1)
+			BASE[st]=$(median "$BENCH_TMP/base_st_ms")
+			BASE[sb]=$(median "$BENCH_TMP/base_st_blk")
+			BASE[wt]=$(median "$BENCH_TMP/base_wt_ms")
+			BASE[wb]=$(median "$BENCH_TMP/base_wt_blk")
+			# every reading is the mean of CALLS calls: their mean is the
+			# mean of all the calls
+			BASE[su]=$(printf '%s\n' "${BASE_SU_LIST[@]}" | awk '$1 != "n/a" { s += $1; k++ } END { if (k) printf "%.1f", s / k; else print "n/a" }')
+			BASE[wu]=$(printf '%s\n' "${BASE_WU_LIST[@]}" | awk '$1 != "n/a" { s += $1; k++ } END { if (k) printf "%.1f", s / k; else print "n/a" }')
 		fi
-		r1=$(awk -v a="$cpuk" -v b="$BASE_CPUK" 'BEGIN { if (a == "n/a" || b <= 0) print "n/a"; else printf "%.2f", a / b }')
-		r2=$(awk -v a="$st" -v b="$BASE_ST" 'BEGIN { printf "%.2f", a / b }')
-		r3=$(awk -v a="$wt" -v b="$BASE_WT" 'BEGIN { printf "%.2f", a / b }')
-		r4=$(awk -v a="$sb" -v b="$BASE_SB" 'BEGIN { if (a == "n/a" || b == "nan" || b <= 0) print "n/a"; else printf "%.2f", a / b }')
-		r5=$(awk -v a="$wb" -v b="$BASE_WB" 'BEGIN { if (a == "n/a" || b == "nan" || b <= 0) print "n/a"; else printf "%.2f", a / b }')
+		R[cpu]=$(ratio "$cpuk" "$BASE_CPUK")
+		R[st]=$(ratio "$st" "${BASE[st]}")
+		R[sb]=$(ratio "$sb" "${BASE[sb]}")
+		R[su]=$(ratio "$su" "${BASE[su]}")
+		R[wt]=$(ratio "$wt" "${BASE[wt]}")
+		R[wb]=$(ratio "$wb" "${BASE[wb]}")
+		R[wu]=$(ratio "$wu" "${BASE[wu]}")
 		if [[ $ph == hold ]]; then
-			MAX_CPU=$(awk -v a="$r1" -v m="$MAX_CPU" 'BEGIN { print (a != "n/a" && a + 0 > m + 0) ? a : m }')
-			MAX_ST=$(awk -v a="$r2" -v m="$MAX_ST" 'BEGIN { print (a + 0 > m + 0) ? a : m }')
-			MAX_WT=$(awk -v a="$r3" -v m="$MAX_WT" 'BEGIN { print (a + 0 > m + 0) ? a : m }')
-			MAX_SB=$(awk -v a="$r4" -v m="$MAX_SB" 'BEGIN { print (a != "n/a" && a + 0 > m + 0) ? a : m }')
-			MAX_WB=$(awk -v a="$r5" -v m="$MAX_WB" 'BEGIN { print (a != "n/a" && a + 0 > m + 0) ? a : m }')
+			for k in "${!R[@]}"; do
+				MAX[$k]=$(higher "${R[$k]}" "${MAX[$k]}")
+			done
 		fi
 	fi
-	line "$(printf '%7s %-6s %9s %7s %8s %6s %10s %6s %9s %6s %10s %6s %9s %6s  %s; %s; %s' \
-		"$((next - T0))" "$ph" "$dd" "$cpu" "$cpuk" "$r1" "$st" "$r2" "$wt" "$r3" "$sb" "$r4" "$wb" "$r5" \
+	line "$(printf '%7s %-6s %9s %7s %8s %6s %9s %6s %10s %6s %9s %6s %7s %6s %8s %6s %7s %6s  %s; %s; %s' \
+		"$((next - T0))" "$ph" "$dd" "$cpu" "$cpuk" "${R[cpu]}" \
+		"$st" "${R[st]}" "$sb" "${R[sb]}" "$su" "${R[su]}" \
+		"$wt" "${R[wt]}" "$wb" "${R[wb]}" "$wu" "${R[wu]}" \
 		"$(queue_info)" "$WORKERS" "$(cut -d' ' -f1 /proc/loadavg)")"
 	# the hold starts at the first sample at or past BEFORE seconds
 	if [[ $hold_state == before ]] && ((next - T0 >= BEFORE)); then
@@ -268,14 +349,24 @@ done
 kill -TERM "$PGBENCH" 2>/dev/null || true
 wait "$PGBENCH" 2>/dev/null || true
 
+# summary_line LABEL KEY: the highest ratio of one measure during the hold.
+summary_line()
+{
+	printf '%-62s %-10s %-8s %s' "$1" "${MAX[$2]}x" "<= ${GOAL}x" "$(verdict "${MAX[$2]}" '<=' $GOAL)"
+}
+
 SUMMARY=(
-	"baseline (before, without its first interval): $BASE_CPUK ms CPU per 1000 deliveries; subscriber_status $BASE_ST ms; wait_for_delivery $BASE_WT ms; blocks per call (shared hit + read): subscriber_status $BASE_SB, wait_for_delivery $BASE_WB"
-	"$(printf '%-58s %-10s %-8s %s' "highest ratio to the baseline during the hold" measured goal verdict)"
-	"$(printf '%-58s %-10s %-8s %s' "  worker CPU per 1000 deliveries" "${MAX_CPU}x" "<= ${GOAL}x" "$(verdict "$MAX_CPU" '<=' $GOAL)")"
-	"$(printf '%-58s %-10s %-8s %s' "  SELECT * FROM ddl_notify.subscriber_status" "${MAX_ST}x" "<= ${GOAL}x" "$(verdict "$MAX_ST" '<=' $GOAL)")"
-	"$(printf '%-58s %-10s %-8s %s' "  SELECT ddl_notify.wait_for_delivery('10s')" "${MAX_WT}x" "<= ${GOAL}x" "$(verdict "$MAX_WT" '<=' $GOAL)")"
-	"$(printf '%-58s %-10s %-8s %s' "  subscriber_status, shared blocks hit + read per call" "${MAX_SB}x" "<= ${GOAL}x" "$(verdict "$MAX_SB" '<=' $GOAL)")"
-	"$(printf '%-58s %-10s %-8s %s' "  wait_for_delivery, shared blocks hit + read per call" "${MAX_WB}x" "<= ${GOAL}x" "$(verdict "$MAX_WB" '<=' $GOAL)")"
+	"baseline (before, without its first interval; $CALLS calls of each function a line): $BASE_CPUK ms worker CPU per 1000 deliveries"
+	"  subscriber_status: median ${BASE[st]} ms, median ${BASE[sb]} blocks (shared hit + read), ${BASE[su]} us backend CPU per call"
+	"  wait_for_delivery: median ${BASE[wt]} ms, median ${BASE[wb]} blocks (shared hit + read), ${BASE[wu]} us backend CPU per call"
+	"$(printf '%-62s %-10s %-8s %s' "highest ratio to the baseline during the hold" measured goal verdict)"
+	"$(summary_line "  worker CPU per 1000 deliveries" cpu)"
+	"$(summary_line "  $ST_SQL, median ms" st)"
+	"$(summary_line "  subscriber_status, median blocks per call" sb)"
+	"$(summary_line "  subscriber_status, backend CPU per call" su)"
+	"$(summary_line "  $WT_SQL, median ms" wt)"
+	"$(summary_line "  wait_for_delivery, median blocks per call" wb)"
+	"$(summary_line "  wait_for_delivery, backend CPU per call" wu)"
 )
 echo
 echo "== summary (hold ${HOLD} s at ${RATE} events/s)"
