@@ -64,53 +64,10 @@ my $holder = $node->background_psql($db);
 $holder->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $holder->query_safe('SELECT count(*) FROM ddl_notify.subscriber');
 
-# N transactions of one event each, delivered; their rows stay (dead)
-sub ddl_transactions
-{
-	my ($n) = @_;
-	$node->safe_psql($db, qq{
-DO \$\$BEGIN
-	FOR i IN 1..$n LOOP
-		EXECUTE format('COMMENT ON TABLE public.t IS %L', 'c' || i);
-		COMMIT;
-	END LOOP;
-END\$\$});
-	return;
-}
-
-# blocks of the queue one call reads, in a fresh session
-sub wait_blocks
-{
-	my $r = $node->safe_psql($db, q{
-BEGIN;
-SELECT ddl_notify.wait_for_delivery('60s');
-SELECT sum(pg_stat_get_xact_blocks_fetched(c.oid))
-FROM pg_class c
-WHERE c.oid IN ('ddl_notify.event'::regclass, 'ddl_notify.event_xid'::regclass,
-				'ddl_notify.commit_order'::regclass, 'ddl_notify.commit_order_pos'::regclass);
-COMMIT;
-});
-	my ($done, $blocks) = split /\n/, $r;
-	is($done, 't', 'wait_for_delivery() returns true');
-	return $blocks;
-}
-
-ddl_transactions(1000);
-is(DdlNotifyTest::wait_for_delivery($node, $db), 't', '1,000 transactions delivered');
-my $blocks1 = wait_blocks();
-my $heap1 = $node->safe_psql($db,
-	"SELECT pg_relation_size('ddl_notify.event') / 8192");
-
-ddl_transactions(3000);
-is(DdlNotifyTest::wait_for_delivery($node, $db), 't', '3,000 more delivered');
-my $blocks2 = wait_blocks();
-my $heap2 = $node->safe_psql($db,
-	"SELECT pg_relation_size('ddl_notify.event') / 8192");
-note("blocks read by one call: $blocks1 with $heap1 heap blocks, "
-	  . "$blocks2 with $heap2");
-cmp_ok($heap2 - $heap1, '>=', 50, 'the old snapshot kept the delivered rows');
-cmp_ok($blocks2, '<=', $blocks1 + 10,
-	'G11: one call reads no more blocks with 3,000 more dead transactions');
+# G11: 1,000 then 3,000 more delivered transactions' rows kept (dead)
+DdlNotifyTest::dead_rows_blocks($node, $db,
+	"SELECT ddl_notify.wait_for_delivery('60s')",
+	't', 'wait_for_delivery() returns true', 'one call');
 
 # G4: A draws its position, then waits before it becomes visible
 my $waiter = $node->background_psql($db);
@@ -128,7 +85,7 @@ WHERE wait_event = 'SyncRep' AND query LIKE '%late%'}),
 	'A waits for its synchronous standby, after drawing its position');
 
 # later transactions commit and are delivered; the session waits again
-ddl_transactions(20);
+DdlNotifyTest::comment_transactions($node, $db, 20);
 is($waiter->query_safe("SELECT ddl_notify.wait_for_delivery('60s')"),
 	't', 'the later transactions are delivered while A is not visible');
 

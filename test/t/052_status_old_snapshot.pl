@@ -48,53 +48,10 @@ my $holder = $node->background_psql($db);
 $holder->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $holder->query_safe('SELECT count(*) FROM ddl_notify.subscriber');
 
-# N transactions of one event each, delivered; their rows stay (dead)
-sub ddl_transactions
-{
-	my ($n) = @_;
-	$node->safe_psql($db, qq{
-DO \$\$BEGIN
-	FOR i IN 1..$n LOOP
-		EXECUTE format('COMMENT ON TABLE public.t IS %L', 'c' || i);
-		COMMIT;
-	END LOOP;
-END\$\$});
-	return;
-}
-
-# blocks of the queue one reading of the view reads, in a fresh session
-sub status_blocks
-{
-	my $r = $node->safe_psql($db, q{
-BEGIN;
-SELECT sum(pending) FROM ddl_notify.subscriber_status;
-SELECT sum(pg_stat_get_xact_blocks_fetched(c.oid))
-FROM pg_class c
-WHERE c.oid IN ('ddl_notify.event'::regclass, 'ddl_notify.event_xid'::regclass,
-				'ddl_notify.commit_order'::regclass, 'ddl_notify.commit_order_pos'::regclass);
-COMMIT;
-});
-	my ($pending, $blocks) = split /\n/, $r;
-	is($pending, '0', 'nothing pending');
-	return $blocks;
-}
-
-ddl_transactions(1000);
-is(DdlNotifyTest::wait_for_delivery($node, $db), 't', '1,000 transactions delivered');
-my $blocks1 = status_blocks();
-my $heap1 = $node->safe_psql($db,
-	"SELECT pg_relation_size('ddl_notify.event') / 8192");
-
-ddl_transactions(3000);
-is(DdlNotifyTest::wait_for_delivery($node, $db), 't', '3,000 more delivered');
-my $blocks2 = status_blocks();
-my $heap2 = $node->safe_psql($db,
-	"SELECT pg_relation_size('ddl_notify.event') / 8192");
-note("blocks read by one reading: $blocks1 with $heap1 heap blocks, "
-	  . "$blocks2 with $heap2");
-cmp_ok($heap2 - $heap1, '>=', 50, 'the old snapshot kept the delivered rows');
-cmp_ok($blocks2, '<=', $blocks1 + 10,
-	'G11: one reading reads no more blocks with 3,000 more dead transactions');
+# G11: 1,000 then 3,000 more delivered transactions' rows kept (dead)
+DdlNotifyTest::dead_rows_blocks($node, $db,
+	"SELECT sum(pending) FROM ddl_notify.subscriber_status",
+	'0', 'nothing pending', 'one reading');
 
 # "a" fails, "b" delivers: 5 transactions of 2 events each
 $node->safe_psql($db, "INSERT INTO public.gate VALUES ('a', false)");

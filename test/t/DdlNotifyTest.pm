@@ -226,6 +226,72 @@ FROM (SELECT object_identity, count(*) AS n FROM public.log_$sub
 	return;
 }
 
+# comment_transactions(NODE, DB, N): N transactions of one event each, a
+# COMMENT ON TABLE public.t (the caller's table), committed one by one.
+sub comment_transactions
+{
+	my ($node, $db, $n) = @_;
+	$node->safe_psql($db, qq{
+DO \$\$BEGIN
+	FOR i IN 1..$n LOOP
+		EXECUTE format('COMMENT ON TABLE public.t IS %L', 'c' || i);
+		COMMIT;
+	END LOOP;
+END\$\$});
+	return;
+}
+
+# queue_blocks(NODE, DB, SQL): in a fresh session, SQL (one value), then the
+# blocks its transaction fetched of the queue: event, event_xid,
+# commit_order and commit_order_pos (pg_stat_get_xact_blocks_fetched).
+# Returns SQL's value and the blocks.
+sub queue_blocks
+{
+	my ($node, $db, $sql) = @_;
+	my $r = $node->safe_psql($db, qq{
+BEGIN;
+$sql;
+SELECT sum(pg_stat_get_xact_blocks_fetched(c.oid))
+FROM pg_class c
+WHERE c.oid IN ('ddl_notify.event'::regclass, 'ddl_notify.event_xid'::regclass,
+				'ddl_notify.commit_order'::regclass, 'ddl_notify.commit_order_pos'::regclass);
+COMMIT;
+});
+	return split /\n/, $r;
+}
+
+# dead_rows_blocks(NODE, DB, SQL, WANT, LABEL, WHAT): does SQL read more of
+# the queue when an old snapshot (held by the caller) keeps more delivered
+# rows?  1,000 transactions of one event each (comment_transactions), all
+# delivered, then queue_blocks of SQL, whose value must be WANT (test
+# LABEL); then 3,000 more and the same again.  Checks that the snapshot
+# kept the rows (50 heap blocks of event or more) and that the second
+# reading is within 10 blocks of the first; WHAT names one reading in the
+# note and the test names ("one call").
+sub dead_rows_blocks
+{
+	my ($node, $db, $sql, $want, $label, $what) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my (@blocks, @heap);
+	for my $step ([ 1000, '1,000 transactions delivered' ],
+		[ 3000, '3,000 more delivered' ])
+	{
+		comment_transactions($node, $db, $step->[0]);
+		is(wait_for_delivery($node, $db), 't', $step->[1]);
+		my ($value, $blocks) = queue_blocks($node, $db, $sql);
+		is($value, $want, $label);
+		push @blocks, $blocks;
+		push @heap, $node->safe_psql($db,
+			"SELECT pg_relation_size('ddl_notify.event') / 8192");
+	}
+	note("blocks read by $what: $blocks[0] with $heap[0] heap blocks, "
+		  . "$blocks[1] with $heap[1]");
+	cmp_ok($heap[1] - $heap[0], '>=', 50, 'the old snapshot kept the delivered rows');
+	cmp_ok($blocks[1], '<=', $blocks[0] + 10,
+		"G11: $what reads no more blocks with 3,000 more dead transactions");
+	return;
+}
+
 # lifecycle_handler(NODE, DB, NAME): a handler public.lc_NAME(ddl_notify.event)
 # for the life-cycle tests (dump/restore, pg_upgrade, extension update): it
 # appends (NAME, event id, tag, identity, database) to public.lc_log, whose
