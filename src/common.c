@@ -783,7 +783,11 @@ DdlnJvPad(StringInfo buf)
 	return pad;
 }
 
-/* jsonb_util.c's limit on a container's data, with its message */
+/*
+ * jsonb_util.c's limit on a container's data, with its message.  Not
+ * reached by a test: an image past 256 MB would need column defaults or
+ * definitions of that size (as JsonbValueToJsonb, which checked it before).
+ */
 static void
 DdlnJvCheckSize(int len, bool object)
 {
@@ -816,6 +820,7 @@ DdlnJvWriteScalar(StringInfo buf, const JsonbValue *v)
 			DdlnJvAppend(buf, (const char *) v->val.numeric, len);
 			return JENTRY_ISNUMERIC | (pad + len);
 		default:
+			/* not reached: the trees built here hold no binary or datetime value */
 			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
 	}
 	return 0;					/* keep the compiler quiet */
