@@ -339,6 +339,7 @@ typedef enum DdlnSweep
 extern void DdlnDeliverRound(DdlnRoundResult *result, DdlnSweep sweep);
 extern void DdlnFlushProgress(void);
 extern bool (*ddln_round_yield_hook) (void);
+extern void (*ddln_round_sweep_hook) (void);
 extern void DdlnStartTransaction(void);
 extern void DdlnMarkHandled(const char *subname, int32 slot,
 							const DdlnEventKey *events, int n);

@@ -104,7 +104,8 @@
  * empty transaction for the caller to finish.  A pool worker may end a
  * round early, between two passes over the subscribers, to give its slot
  * to another database (ddln_round_yield_hook, worker.c); the round result
- * then says "more".
+ * then says "more".  It learns when the deliveries of a round are over and
+ * its sweep begins (ddln_round_sweep_hook): no subscriber waits on a sweep.
  *
  * Floor: engine: called by worker.c, subscriber.c and CALL deliver(); calls
  * fetch.c, failure.c, binding.c, trust.c, counter.c, pool.c, outbox.c (its
@@ -154,6 +155,8 @@ static void DdlnMarkHandledAt(const char *subname, int32 slot, const DdlnEventKe
 
 /* set by a pool worker: true ends a round that has work left (result.more) */
 bool		(*ddln_round_yield_hook) (void) = NULL;
+/* set by a pool worker: called when a round's deliveries are over and its sweep begins */
+void		(*ddln_round_sweep_hook) (void) = NULL;
 
 /* How many batches one subscriber gets before the round moves on. */
 #define DDLN_BATCHES_PER_TURN	4
@@ -2105,6 +2108,9 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, DdlnSweep sweep)
 	 */
 	if (sweep != DDLN_SWEEP_NONE)
 	{
+		/* no subscriber waits on the sweep: the pool sends no helper for it */
+		if (ddln_round_sweep_hook != NULL)
+			ddln_round_sweep_hook();
 		if (sweep == DDLN_SWEEP_FULL)
 			DdlnPurge();
 		else

@@ -42,6 +42,7 @@ typedef struct DdlnWorkerSlot
 	bool		stop;			/* asked to exit */
 	bool		wake;			/* a commit came since the last round began */
 	bool		helped;			/* the launcher started a helper for this round */
+	bool		sweeping;		/* the round's deliveries are over; it sweeps */
 	bool		yield;			/* idle: leave, a stuck database needs the slot */
 	bool		warm;			/* has finished a round */
 	bool		handler_ended;	/* exits: the handler timeout ended it */

@@ -231,6 +231,7 @@ DdlnReadPoolRows(int *nrows_out)
 		r->pid = (int) s->pid;
 		r->state = s->stop || s->state == DDLN_W_EXITING ? "exiting" :
 			s->state == DDLN_W_STARTING ? "starting" :
+			s->sweeping ? "sweeping" :
 			s->round_since != 0 ? "delivering" : "idle";
 		r->since = s->since;
 		r->delivered = s->delivered;

@@ -54,7 +54,10 @@
  *	 starts one more worker there (again after a commit wakes a stuck
  *	 worker, once that helper is gone), in a free slot or in one that an
  *	 idle worker of another database is asked to give up; at most
- *	 ddl_notify.max_workers_per_database serve one database.  The
+ *	 ddl_notify.max_workers_per_database serve one database.  A round's
+ *	 sweep (rows nobody needs, after its deliveries) is nobody's wait: a
+ *	 worker sweeping is not stuck, however long the sweep (the full one
+ *	 reads every row version an old snapshot keeps), and asks for no help.  The
  *	 engine locks each subscriber's row FOR UPDATE SKIP LOCKED (G8): the
  *	 new worker skips the subscriber the busy one holds and delivers to the
  *	 others.  Work is thus handed out by subscriber.
@@ -160,6 +163,8 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_LAUNCHER_POLL_MS	10000	/* the launcher's fallback look */
 
 static DdlnWorkerSlot *my_slot = NULL;
+/* wakes the launcher when a round has lasted DdlnHelpAfterMs (a worker's) */
+static TimeoutId long_round_timeout;
 
 void
 DdlnRegisterLauncher(void)
@@ -521,7 +526,7 @@ DdlnHelpAfterMs(const DdlnWorkerSlot *s)
 	return s->warm ? DDLN_HELP_AFTER_MS : DDLN_HELP_AFTER_FIRST_MS;
 }
 
-/* Is some slot of this database not stuck in a long round (or starting)? */
+/* Is some slot of this database not stuck in a long round (starting, idle, sweeping)? */
 static bool
 DdlnDatabaseHasFreshWorker(Oid dboid, TimestampTz now)
 {
@@ -531,7 +536,7 @@ DdlnDatabaseHasFreshWorker(Oid dboid, TimestampTz now)
 
 		if (!DdlnSlotServes(s, dboid))
 			continue;
-		if (s->state == DDLN_W_STARTING || s->round_since == 0 ||
+		if (s->state == DDLN_W_STARTING || s->round_since == 0 || s->sweeping ||
 			!TimestampDifferenceExceeds(s->round_since, now, DdlnHelpAfterMs(s)))
 			return true;
 	}
@@ -561,7 +566,7 @@ DdlnLauncherHelp(TimestampTz now, int nfree, long *sleep_ms)
 		int			usecs;
 		bool		dup = false;
 
-		if (s->state != DDLN_W_RUNNING || s->stop || s->round_since == 0)
+		if (s->state != DDLN_W_RUNNING || s->stop || s->round_since == 0 || s->sweeping)
 			continue;
 		if (!TimestampDifferenceExceeds(s->round_since, now, DdlnHelpAfterMs(s)))
 		{
@@ -909,6 +914,7 @@ DdlnWorkerDetach(int code, Datum arg)
 	my_slot->pid = 0;
 	my_slot->latch = NULL;
 	my_slot->round_since = 0;
+	my_slot->sweeping = false;
 	LWLockRelease(ddln_shared->lock);
 }
 
@@ -942,6 +948,23 @@ DdlnRoundIsLong(void)
 
 	if (launcher != NULL)
 		SetLatch(launcher);
+}
+
+/*
+ * The engine says a round's deliveries are over and its sweep begins
+ * (ddln_round_sweep_hook): no subscriber waits on it, so a long sweep (the
+ * full one reads every row version an old snapshot keeps: issue 38) asks
+ * the launcher for no helper.  The slot says "sweeping" until the round
+ * ends.
+ */
+static void
+DdlnSweepBegins(void)
+{
+	disable_timeout(long_round_timeout, false);
+	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
+	my_slot->sweeping = true;
+	LWLockRelease(ddln_shared->lock);
+	pgstat_report_activity(STATE_RUNNING, "ddl_notify worker: sweep of rows nobody needs");
 }
 
 /*
@@ -1117,6 +1140,7 @@ DdlnBeginRound(TimestampTz round_start, bool *was_starting)
 	stop = my_slot->stop;
 	my_slot->wake = false;
 	my_slot->helped = false;
+	my_slot->sweeping = false;
 	my_slot->round_since = round_start;
 	*was_starting = (my_slot->state == DDLN_W_STARTING);
 	LWLockRelease(ddln_shared->lock);
@@ -1159,8 +1183,7 @@ DdlnExtensionStillThere(bool was_starting, const char *dbname)
 
 /* One delivery round (deliver.c), in transactions of its own. */
 static void
-DdlnRunRound(MemoryContext loopcxt, TimeoutId long_round_timeout, DdlnSweep sweep,
-			 DdlnRoundResult *result)
+DdlnRunRound(MemoryContext loopcxt, DdlnSweep sweep, DdlnRoundResult *result)
 {
 	pgstat_report_activity(STATE_RUNNING, "ddl_notify worker: delivery round");
 	/* the launcher learns of a long round without polling for it */
@@ -1195,6 +1218,7 @@ DdlnEndRound(const DdlnRoundResult *result)
 
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 	my_slot->round_since = 0;
+	my_slot->sweeping = false;
 	my_slot->warm = true;
 	my_slot->last_round = GetCurrentTimestamp();
 	my_slot->delivered += result->delivered;
@@ -1302,7 +1326,6 @@ DdlnWorkerMain(Datum arg)
 	bool		idle_round = true;	/* the last round had nothing to deliver */
 	MemoryContext loopcxt;
 	char	   *dbname;
-	TimeoutId	long_round_timeout;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, DdlnWorkerSigterm);
@@ -1313,6 +1336,7 @@ DdlnWorkerMain(Datum arg)
 									ALLOCSET_DEFAULT_SIZES);
 	long_round_timeout = RegisterTimeout(USER_TIMEOUT, DdlnRoundIsLong);
 	ddln_round_yield_hook = DdlnSliceOver;
+	ddln_round_sweep_hook = DdlnSweepBegins;
 	last_busy = GetCurrentTimestamp();
 	for (;;)
 	{
@@ -1355,7 +1379,7 @@ DdlnWorkerMain(Datum arg)
 		else if (idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
 														  DDLN_SWEEP_INTERVAL_MS))
 			sweep = DDLN_SWEEP_RECENT;
-		DdlnRunRound(loopcxt, long_round_timeout, sweep, &result);
+		DdlnRunRound(loopcxt, sweep, &result);
 		if (sweep != DDLN_SWEEP_NONE)
 			last_sweep = GetCurrentTimestamp();
 		if (sweep == DDLN_SWEEP_FULL)
