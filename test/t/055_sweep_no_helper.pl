@@ -22,9 +22,10 @@
 #     worker_pool() shows that one worker "sweeping" and pg_stat_activity
 #     its sweep; no second worker.  Once the lock goes, the sweep ends and a
 #     new DDL is delivered exactly once.
-#     Catches: the launcher counting a sweep as round time (the code before,
-#     or a hook that is never called: a second worker 500 ms into the sweep,
-#     seen in worker_pool() the moment the launcher registers it).
+#     Catches: the launcher counting a sweeping worker as stuck (mutation
+#     pool_sweep_counts_as_round; the code before did the same: a second
+#     worker 500 ms into the sweep, in worker_pool() the moment the launcher
+#     registers it); a worker that never says it sweeps (no "sweeping").
 
 use strict;
 use warnings FATAL => 'all';
