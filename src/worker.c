@@ -964,6 +964,8 @@ DdlnSweepBegins(void)
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 	my_slot->sweeping = true;
 	LWLockRelease(ddln_shared->lock);
+	/* pg_stat_activity's query_start: when the sweep began */
+	SetCurrentStatementStartTimestamp();
 	pgstat_report_activity(STATE_RUNNING, "ddl_notify worker: sweep of rows nobody needs");
 }
 
