@@ -950,9 +950,11 @@ DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDes
 	Form_pg_class cls = (Form_pg_class) GETSTRUCT(ctup);
 	HeapTuple	atup = NULL;
 	StringInfoData buf;
-	oidvector  *indcoll, *indclass;
-	int2vector *indoption;
-	bool		isnull, plain;
+	oidvector  *indcoll = NULL, *indclass = NULL;
+	int2vector *indoption = NULL;
+	Datum		values[Natts_pg_index];
+	bool		nulls[Natts_pg_index];
+	bool		plain;
 
 	plain = options <= 0 && heap_attisnull(itup, Anum_pg_index_indexprs, idesc) &&
 		heap_attisnull(itup, Anum_pg_index_indpred, idesc) &&
@@ -961,9 +963,18 @@ DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDes
 	if (plain)
 		atup = SearchSysCache1(AMOID, ObjectIdGetDatum(cls->relam));
 	plain = plain && HeapTupleIsValid(atup);
-	indcoll = (oidvector *) DatumGetPointer(heap_getattr(itup, Anum_pg_index_indcollation, idesc, &isnull));
-	indclass = (oidvector *) DatumGetPointer(heap_getattr(itup, Anum_pg_index_indclass, idesc, &isnull));
-	indoption = (int2vector *) DatumGetPointer(heap_getattr(itup, Anum_pg_index_indoption, idesc, &isnull));
+	if (plain)
+	{
+		/*
+		 * The three vectors after indkey from one pass over the row: each
+		 * heap_getattr would walk it from the start again (indkey has no
+		 * fixed length), about 900 instructions each.
+		 */
+		heap_deform_tuple(itup, idesc, values, nulls);
+		indcoll = (oidvector *) DatumGetPointer(values[Anum_pg_index_indcollation - 1]);
+		indclass = (oidvector *) DatumGetPointer(values[Anum_pg_index_indclass - 1]);
+		indoption = (int2vector *) DatumGetPointer(values[Anum_pg_index_indoption - 1]);
+	}
 	initStringInfo(&buf);
 	if (plain)
 	{
