@@ -12,9 +12,10 @@
 -- (an operator class, a collation, DESC, NULLS FIRST, INCLUDE, NULLS NOT
 -- DISTINCT, WITH (...); test/mutations/images_index_plain_any_opclass.patch)
 -- or a per-column option (siglen of the default operator class, which
--- "before" learns from one scan of pg_attribute for all the indexes and
--- "after" of a new index from its own rows;
--- test/mutations/images_index_plain_any_options.patch),
+-- "before" learns from one scan of pg_attribute for all the indexes, made
+-- when an index's operator class takes options, and "after" of a new index
+-- from its own rows; test/mutations/images_index_plain_any_options.patch,
+-- test/mutations/images_opclass_options_unseen.patch),
 -- definitions reused from "before" without the check that nothing they
 -- print changed (test/mutations/images_index_reused_unchecked.patch), and
 -- a default operator class remembered from an earlier statement after a

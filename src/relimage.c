@@ -33,7 +33,8 @@
  * touched the relation built its entry already, and a DROP builds it to
  * drop the relation), the constraints from pg_constraint, the indexes'
  * rows from one scan each of pg_index, pg_class and pg_attribute for all
- * of them (DdlnImageReadIndexes; an "after" takes the rows of its "before"
+ * of them (DdlnImageReadIndexes; pg_attribute only when an index's
+ * operator class takes options; an "after" takes the rows of its "before"
  * that did not change).
  *
  * Rules kept here:
@@ -58,7 +59,10 @@
  *	 command that touched the relation built it already, and a DROP builds
  *	 it to drop the relation); pg_constraint is scanned for constraints,
  *	 pg_index, pg_class and pg_attribute once each for all the indexes (a
- *	 catalog cache lookup per index read each cold: 75,000 instructions).
+ *	 catalog cache lookup per index read each cold: 75,000 instructions),
+ *	 pg_attribute (per-column options) only when the operator class of a
+ *	 key column takes options (DdlnIndexMayHaveOptions: no other column
+ *	 can have any).
  * - "after" reuses a definition of "before" only where nothing could have
  *	 changed it (DdlnImageMayReuse): an index nothing renamed; a constraint
  *	 of the same OID validated or made [NOT] DEFERRABLE is printed again,
@@ -73,10 +77,12 @@
  *	 own collation) is printed here as ruleutils prints it; any other goes
  *	 through pg_get_indexdef.  sql/047_index_definitions compares the two.
  * - The one thing kept from one statement to the next: the default
- *	 operator class of a type and access method (DdlnDefaultOpclass),
- *	 forgotten on every invalidation of pg_opclass, pg_cast or pg_type
- *	 (catalog cache callbacks: ours, at the command's end or a rollback,
- *	 and other backends', processed before each image is read).
+ *	 operator class of a type and access method (DdlnDefaultOpclass), and
+ *	 an operator class's access method and whether it takes options
+ *	 (DdlnOpclassOf), forgotten on every invalidation of pg_opclass,
+ *	 pg_cast, pg_type or pg_amproc (catalog cache callbacks: ours, at the
+ *	 command's end or a rollback, and other backends', processed before
+ *	 each image is read).
  *	 Everything else is read again for each statement.
  * - What PostgreSQL makes and drops by itself is left out as pg_dump leaves
  *	 it out: a foreign key's clones (conparentid set); an invalid index (a
@@ -109,6 +115,7 @@
  */
 #include "postgres.h"
 
+#include "access/amapi.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -757,6 +764,11 @@ typedef struct DdlnOpclassMemo
 	Oid			type[DDLN_OPCLASS_MEMO];
 	Oid			am[DDLN_OPCLASS_MEMO];
 	Oid			opclass[DDLN_OPCLASS_MEMO];
+	/* operator classes read (DdlnOpclassOf): method, takes options */
+	int			nclass;
+	Oid			classoid[DDLN_OPCLASS_MEMO];
+	Oid			classam[DDLN_OPCLASS_MEMO];
+	bool		classoptions[DDLN_OPCLASS_MEMO];
 } DdlnOpclassMemo;
 
 static DdlnOpclassMemo ddln_opclass_memo;
@@ -767,6 +779,7 @@ static void
 DdlnOpclassMemoForget(Datum arg, int cacheid, uint32 hashvalue)
 {
 	ddln_opclass_memo.n = 0;
+	ddln_opclass_memo.nclass = 0;
 	ddln_opclass_invals++;
 }
 
@@ -785,8 +798,10 @@ DdlnOpclassMemoGet(void)
 		CacheRegisterSyscacheCallback(CLAOID, DdlnOpclassMemoForget, (Datum) 0);
 		CacheRegisterSyscacheCallback(CASTSOURCETARGET, DdlnOpclassMemoForget, (Datum) 0);
 		CacheRegisterSyscacheCallback(TYPEOID, DdlnOpclassMemoForget, (Datum) 0);
+		CacheRegisterSyscacheCallback(AMPROCNUM, DdlnOpclassMemoForget, (Datum) 0);
 		ddln_opclass_callbacks = true;
 		ddln_opclass_memo.n = 0;
+		ddln_opclass_memo.nclass = 0;
 	}
 	AcceptInvalidationMessages();
 	return &ddln_opclass_memo;
@@ -811,6 +826,57 @@ DdlnDefaultOpclass(DdlnOpclassMemo *memo, Oid type, Oid am)
 		memo->opclass[memo->n++] = opclass;
 	}
 	return opclass;
+}
+
+/*
+ * Operator class "opclass": its access method (*am), and whether a column
+ * of an index may give it options (*options: the method has an options
+ * support procedure number and the class's family has that procedure for
+ * the class's input type, as index_opclass_options looks it up; anything
+ * else refuses options: "operator class ... has no options").  False when
+ * there is no such class.  Kept in the memo beside the default classes,
+ * forgotten with them, and on any invalidation of pg_amproc (ALTER
+ * OPERATOR FAMILY ... ADD FUNCTION).
+ */
+static bool
+DdlnOpclassOf(DdlnOpclassMemo *memo, Oid opclass, Oid *am, bool *options)
+{
+	uint64		invals_before = ddln_opclass_invals;
+	HeapTuple	tup;
+	Form_pg_opclass form;
+	IndexAmRoutine *amroutine;
+
+	for (int i = 0; i < memo->nclass; i++)
+	{
+		if (memo->classoid[i] == opclass)
+		{
+			*am = memo->classam[i];
+			*options = memo->classoptions[i];
+			return true;
+		}
+	}
+	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	form = (Form_pg_opclass) GETSTRUCT(tup);
+	*am = form->opcmethod;
+	amroutine = GetIndexAmRoutineByAmId(*am, true);
+	*options = amroutine == NULL ||
+		(amroutine->amoptsprocnum > 0 &&
+		 SearchSysCacheExists4(AMPROCNUM, ObjectIdGetDatum(form->opcfamily),
+							   ObjectIdGetDatum(form->opcintype),
+							   ObjectIdGetDatum(form->opcintype),
+							   Int16GetDatum(amroutine->amoptsprocnum)));
+	ReleaseSysCache(tup);
+	if (amroutine)
+		pfree(amroutine);
+	if (memo->nclass < DDLN_OPCLASS_MEMO && ddln_opclass_invals == invals_before)
+	{
+		memo->classoid[memo->nclass] = opclass;
+		memo->classam[memo->nclass] = *am;
+		memo->classoptions[memo->nclass++] = *options;
+	}
+	return true;
 }
 
 /*
@@ -910,18 +976,51 @@ static bool
 DdlnIndexKeyIsBare(Oid indexid, int keyno, Oid keytype, Oid keycoll, Oid indcoll,
 				   Oid opclass, int16 option, DdlnOpclassMemo *memo)
 {
-	HeapTuple	tup;
 	Oid			am;
+	bool		options;
 
 	if (option != 0 || (OidIsValid(indcoll) && indcoll != keycoll) ||
 		(OidIsValid(indexid) && get_attoptions(indexid, keyno + 1) != (Datum) 0))
 		return false;
-	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
-	if (!HeapTupleIsValid(tup))
+	if (!DdlnOpclassOf(memo, opclass, &am, &options))
 		return false;
-	am = ((Form_pg_opclass) GETSTRUCT(tup))->opcmethod;
-	ReleaseSysCache(tup);
 	return DdlnDefaultOpclass(memo, keytype, am) == opclass;
+}
+
+/*
+ * A live index of the table: its pg_index and pg_class rows, and the
+ * vectors of its pg_index row after indkey (DdlnIndexRowVectors).
+ */
+typedef struct DdlnIndexRows DdlnIndexRows;
+struct DdlnIndexRows
+{
+	Oid			oid;
+	HeapTuple	itup;
+	HeapTuple	ctup;			/* NULL: not found (or not read yet) */
+	int			options;		/* a column with attoptions: 1, none: 0, unknown: -1 */
+	oidvector  *indcoll;		/* NULL: not read yet; then point into itup */
+	oidvector  *indclass;
+	int2vector *indoption;
+};
+
+/*
+ * The collations, operator classes and options of an index's pg_index row
+ * ("idesc": pg_index's descriptor), from one pass over the row, once: each
+ * heap_getattr would walk it from the start again (indkey before them has
+ * no fixed length), about 900 instructions each.
+ */
+static void
+DdlnIndexRowVectors(DdlnIndexRows *row, TupleDesc idesc)
+{
+	Datum		values[Natts_pg_index];
+	bool		nulls[Natts_pg_index];
+
+	if (row->indclass != NULL)
+		return;
+	heap_deform_tuple(row->itup, idesc, values, nulls);
+	row->indcoll = (oidvector *) DatumGetPointer(values[Anum_pg_index_indcollation - 1]);
+	row->indclass = (oidvector *) DatumGetPointer(values[Anum_pg_index_indclass - 1]);
+	row->indoption = (int2vector *) DatumGetPointer(values[Anum_pg_index_indoption - 1]);
 }
 
 /*
@@ -935,25 +1034,25 @@ DdlnIndexKeyIsBare(Oid indexid, int keyno, Oid keytype, Oid keycoll, Oid indcoll
  * (DdlnIndexKeyIsBare): "CREATE [UNIQUE ]INDEX name ON schema.table USING
  * am (col, ...)[ INCLUDE (col, ...)][ NULLS NOT DISTINCT]", the table's
  * name as generate_qualified_relation_name prints it ("table", given).
- * "itup" is the index's pg_index row (of a scan: "idesc" is pg_index's
- * descriptor), "ctup" its pg_class row; the key columns' names and types
- * are the table's descriptor's ("tabdesc": an index on columns has no
- * dropped or system column).  "options": whether a column of the index
- * has per-column options (pg_attribute.attoptions), or -1 to look them up.
+ * "row" holds the index's pg_index row (of a scan: "idesc" is pg_index's
+ * descriptor) and whether a column of the index has per-column options
+ * (pg_attribute.attoptions; -1: look them up), "ctup" is its pg_class row;
+ * the key columns' names and types are the table's descriptor's
+ * ("tabdesc": an index on columns has no dropped or system column).
  * NULL otherwise: the caller asks pg_get_indexdef.
  */
 static char *
-DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
-					   int options, const char *table, DdlnOpclassMemo *memo)
+DdlnImageIndexDefPlain(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
+					   const char *table, DdlnOpclassMemo *memo)
 {
+	HeapTuple	itup = row->itup;
+	int			options = row->options;
 	Form_pg_index idx = (Form_pg_index) GETSTRUCT(itup);
 	Form_pg_class cls = (Form_pg_class) GETSTRUCT(ctup);
 	HeapTuple	atup = NULL;
 	StringInfoData buf;
 	oidvector  *indcoll = NULL, *indclass = NULL;
 	int2vector *indoption = NULL;
-	Datum		values[Natts_pg_index];
-	bool		nulls[Natts_pg_index];
 	bool		plain;
 
 	plain = options <= 0 && heap_attisnull(itup, Anum_pg_index_indexprs, idesc) &&
@@ -965,15 +1064,10 @@ DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDes
 	plain = plain && HeapTupleIsValid(atup);
 	if (plain)
 	{
-		/*
-		 * The three vectors after indkey from one pass over the row: each
-		 * heap_getattr would walk it from the start again (indkey has no
-		 * fixed length), about 900 instructions each.
-		 */
-		heap_deform_tuple(itup, idesc, values, nulls);
-		indcoll = (oidvector *) DatumGetPointer(values[Anum_pg_index_indcollation - 1]);
-		indclass = (oidvector *) DatumGetPointer(values[Anum_pg_index_indclass - 1]);
-		indoption = (int2vector *) DatumGetPointer(values[Anum_pg_index_indoption - 1]);
+		DdlnIndexRowVectors(row, idesc);
+		indcoll = row->indcoll;
+		indclass = row->indclass;
+		indoption = row->indoption;
 	}
 	initStringInfo(&buf);
 	if (plain)
@@ -1023,11 +1117,11 @@ DdlnImageIndexDefPlain(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDes
  * plain text is checked against pg_get_indexdef's.
  */
 static char *
-DdlnImageIndexDefinition(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
-						 int options, const char *table, DdlnOpclassMemo *memo)
+DdlnImageIndexDefinition(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
+						 const char *table, DdlnOpclassMemo *memo)
 {
-	Oid			indexid = ((Form_pg_index) GETSTRUCT(itup))->indexrelid;
-	char	   *def = DdlnImageIndexDefPlain(itup, idesc, ctup, tabdesc, options, table, memo);
+	Oid			indexid = row->oid;
+	char	   *def = DdlnImageIndexDefPlain(row, idesc, ctup, tabdesc, table, memo);
 
 	if (def == NULL)
 		return DdlnImageIndexDef(indexid);
@@ -1042,16 +1136,6 @@ DdlnImageIndexDefinition(HeapTuple itup, TupleDesc idesc, HeapTuple ctup, TupleD
 #endif
 	return def;
 }
-
-/* a live index of the table: its pg_index and pg_class rows */
-typedef struct DdlnIndexRows DdlnIndexRows;
-struct DdlnIndexRows
-{
-	Oid			oid;
-	HeapTuple	itup;
-	HeapTuple	ctup;			/* NULL: not found (or not read yet) */
-	int			options;		/* a column with attoptions: 1, none: 0, unknown: -1 */
-};
 
 static int
 DdlnIndexRowsCmp(const void *a, const void *b)
@@ -1129,13 +1213,36 @@ DdlnScanIndexRows(Relation catrel, Oid indexid, AttrNumber attno, DdlnIndexRows 
 #define DDLN_FEW_ROWS 2
 
 /*
+ * Can a column of the index have per-column options?  Only a key column
+ * whose operator class takes options (DdlnOpclassOf): CREATE INDEX refuses
+ * them for any other, and ALTER INDEX cannot set an index column's.
+ */
+static bool
+DdlnIndexMayHaveOptions(DdlnIndexRows *row, TupleDesc idesc, DdlnOpclassMemo *memo)
+{
+	int			nkeys = ((Form_pg_index) GETSTRUCT(row->itup))->indnkeyatts;
+	Oid			am;
+	bool		options;
+
+	DdlnIndexRowVectors(row, idesc);
+	for (int keyno = 0; keyno < nkeys && keyno < row->indclass->dim1; keyno++)
+	{
+		if (!DdlnOpclassOf(memo, row->indclass->values[keyno], &am, &options) || options)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The pg_class rows of the table's indexes, and with "options" whether a
  * column of each has per-column options (pg_attribute.attoptions): one
- * scan of pg_class and one of pg_attribute for all of them.  "rows"
- * sorted by OID.
+ * scan of pg_class, and one of pg_attribute for all of them unless no
+ * index's operator classes take options (DdlnIndexMayHaveOptions).
+ * "rows" sorted by OID; "idesc" pg_index's descriptor.
  */
 static void
-DdlnReadIndexRows(DdlnIndexRows *rows, int n, bool options)
+DdlnReadIndexRows(DdlnIndexRows *rows, int n, bool options, TupleDesc idesc,
+				  DdlnOpclassMemo *memo)
 {
 	Relation	catrel;
 	SysScanDesc scan = NULL;
@@ -1162,6 +1269,14 @@ DdlnReadIndexRows(DdlnIndexRows *rows, int n, bool options)
 		table_close(catrel, AccessShareLock);
 		if (scan == NULL)
 			return;
+	}
+	if (!options)
+		return;
+	options = false;
+	for (int i = 0; i < n; i++)
+	{
+		rows[i].options = DdlnIndexMayHaveOptions(&rows[i], idesc, memo) ? -1 : 0;
+		options = options || rows[i].options != 0;
 	}
 	if (!options)
 		return;
@@ -1255,6 +1370,8 @@ DdlnImageIndexList(const DdlnImage *img, Relation catrel, int *n)
 		rows[*n].oid = index->indexrelid;
 		rows[*n].itup = heap_copytuple(itup);
 		rows[*n].ctup = NULL;
+		rows[*n].indcoll = rows[*n].indclass = NULL;
+		rows[*n].indoption = NULL;
 		rows[(*n)++].options = -1;
 	}
 	systable_endscan(scan);
@@ -1338,7 +1455,7 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		rows = DdlnImageIndexList(img, catrel, &n);
 	DdlnImageReusedClassRows(img, rows, n, like);
 	if (n > 0)
-		DdlnReadIndexRows(rows, n, like == NULL || !reuse);
+		DdlnReadIndexRows(rows, n, like == NULL || !reuse, RelationGetDescr(catrel), memo);
 
 	img->indexes = palloc(sizeof(DdlnImgPart) * Max(n, 1));
 	for (int k = 0; k < n; k++)
@@ -1371,9 +1488,8 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 			/* the table as generate_qualified_relation_name prints it */
 			if (table == NULL)
 				table = quote_qualified_identifier(img->schema, img->name);
-			part->definition = DdlnImageIndexDefinition(rows[k].itup, RelationGetDescr(catrel),
-														ctup, RelationGetDescr(rel),
-														rows[k].options, table, memo);
+			part->definition = DdlnImageIndexDefinition(&rows[k], RelationGetDescr(catrel),
+														ctup, RelationGetDescr(rel), table, memo);
 		}
 		if (rows[k].ctup == NULL)
 			ReleaseSysCache(ctup);

@@ -2,9 +2,9 @@
 # Copyright (c) 2026, the ddl_notify authors
 
 # 046_opclass_memo.pl: the default operator classes relimage.c remembers
-# from one statement to the next (DdlnDefaultOpclass) follow another
-# session's change, inside a transaction that holds the locks it needs
-# already.
+# from one statement to the next (DdlnDefaultOpclass), and which classes
+# take options (DdlnOpclassOf), follow another session's change (the
+# first inside a transaction that holds the locks it needs already).
 #
 # G2: a relation image's index definitions are pg_get_indexdef()'s text.
 #     A session's transaction reads the images of a table with a varchar
@@ -12,7 +12,10 @@
 #     prints as plain), another session makes a default class of varchar's
 #     own and commits, and the first transaction's next ALTER TABLE of the
 #     same table prints the index with text_ops, as pg_get_indexdef does in
-#     that statement; once the class is dropped, plain again.  Catches: the
+#     that statement; once the class is dropped, plain again.  And whether
+#     a class takes options (DdlnOpclassOf) follows another session's
+#     ALTER OPERATOR FAMILY ... ADD FUNCTION of an options function
+#     (test/mutations/images_opclass_options_kept.patch).  Catches: the
 #     memo kept on another backend's invalidation
 #     (test/mutations/images_opclass_memo_kept.patch; sql/047 catches it
 #     for the session's own change).  Not caught by any test: relimage.c's
@@ -69,6 +72,50 @@ $node->safe_psql('app', 'DROP OPERATOR FAMILY public.m_varchar_ops USING btree')
 $node->safe_psql('app', 'ALTER TABLE public.m ADD COLUMN c int');
 is($node->safe_psql('app', $check), 'CREATE INDEX m_v ON public.m USING btree (v)|t',
 	'the class dropped: plain again');
+
+# Whether an operator class takes options (DdlnOpclassOf: its family has
+# the method's options function) is remembered beside the default classes
+# and forgotten on any change to pg_amproc too.  A session reads the images
+# of a table whose point index uses a default btree class of our own that
+# takes none; another session gives its family an options function
+# (gtsvector_options, whose one option is siglen) and makes an index with
+# siglen; the first session's next ALTER TABLE looks for that index's
+# options and prints them, as pg_get_indexdef does.  Catches: the memo kept
+# on a change to pg_amproc (test/mutations/images_opclass_options_kept.patch:
+# the index printed as plain, its siglen left out).
+$node->safe_psql(
+	'app', q{
+CREATE FUNCTION public.m_pt_cmp(point, point) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT 0';
+CREATE OPERATOR CLASS public.m_point_ops DEFAULT FOR TYPE point USING btree AS
+	OPERATOR 3 ~= (point, point), FUNCTION 1 public.m_pt_cmp(point, point);
+CREATE TABLE public.p (p point);
+CREATE INDEX p_p ON public.p (p);
+});
+
+# the last image's definitions of p's indexes, each with whether it is
+# pg_get_indexdef's (names qualified as the images print them)
+my $pcheck = q{
+SELECT string_agg(i->>'definition' || '|' || ((i->>'definition') = pg_get_indexdef(c.oid))::text,
+				  ' / ' ORDER BY i->>'name')
+FROM ddl_notify.event e, jsonb_array_elements(e.details->'after'->'indexes') i, pg_class c
+WHERE e.id = (SELECT max(id) FROM ddl_notify.event WHERE details->'after'->>'name' = 'p')
+  AND c.relname = i->>'name' AND c.relnamespace = 'public'::regnamespace;
+};
+
+$bg = $node->background_psql('app', on_error_stop => 1);
+$bg->query_safe('SET search_path = pg_catalog');
+$bg->query_safe('ALTER TABLE public.p ADD COLUMN a int');
+is($bg->query_safe($pcheck), 'CREATE INDEX p_p ON public.p USING btree (p)|true',
+	'point index of a default class that takes no options: plain');
+$node->safe_psql('app',
+	'ALTER OPERATOR FAMILY public.m_point_ops USING btree ADD FUNCTION 5 (point, point) gtsvector_options(internal)');
+$node->safe_psql('app', 'CREATE INDEX p_siglen ON public.p (p public.m_point_ops (siglen = 100))');
+$bg->query_safe('ALTER TABLE public.p ADD COLUMN b int');
+is( $bg->query_safe($pcheck),
+	'CREATE INDEX p_p ON public.p USING btree (p)|true / '
+	  . q{CREATE INDEX p_siglen ON public.p USING btree (p public.m_point_ops (siglen='100'))|true},
+	'its family given an options function by another session: the new index\'s siglen printed');
+$bg->quit;
 
 $node->stop;
 done_testing();
