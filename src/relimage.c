@@ -1004,10 +1004,39 @@ struct DdlnIndexRows
 };
 
 /*
+ * Are the vectors of pg_index row "itup" from indkey to indoption laid out
+ * one after the other as DdlnIndexRowVectors reads them: none null, each
+ * with a 4-byte header (plain storage, never packed to a short one) at int
+ * alignment?  (They are in every PostgreSQL this builds against; the check
+ * costs a few instructions a column.)
+ */
+static bool
+DdlnIndexVectorsInLine(HeapTuple itup, TupleDesc idesc)
+{
+	StaticAssertStmt(Anum_pg_index_indcollation == Anum_pg_index_indkey + 1 &&
+					 Anum_pg_index_indclass == Anum_pg_index_indkey + 2 &&
+					 Anum_pg_index_indoption == Anum_pg_index_indkey + 3,
+					 "pg_index's vectors follow indkey");
+	for (int attnum = Anum_pg_index_indkey; attnum <= Anum_pg_index_indoption; attnum++)
+	{
+		Form_pg_attribute att = TupleDescAttr(idesc, attnum - 1);
+
+		if (att->attlen != -1 || att->attalign != TYPALIGN_INT ||
+			att->attstorage != TYPSTORAGE_PLAIN || heap_attisnull(itup, attnum, idesc))
+			return false;
+	}
+	return true;
+}
+
+/*
  * The collations, operator classes and options of an index's pg_index row
- * ("idesc": pg_index's descriptor), from one pass over the row, once: each
- * heap_getattr would walk it from the start again (indkey before them has
- * no fixed length), about 900 instructions each.
+ * ("idesc": pg_index's descriptor), once: found from indkey (the row's
+ * last column of a known place, Form_pg_index) by the lengths of the
+ * vectors before each, where heap_deform_tuple walks every column of the
+ * row (about 900 instructions: the row has null columns) and each
+ * heap_getattr walks it from the start again.  heap_deform_tuple when the
+ * layout is not the one expected (DdlnIndexVectorsInLine).  With
+ * assertions on, checked against heap_getattr.
  */
 static void
 DdlnIndexRowVectors(DdlnIndexRows *row, TupleDesc idesc)
@@ -1017,6 +1046,27 @@ DdlnIndexRowVectors(DdlnIndexRows *row, TupleDesc idesc)
 
 	if (row->indclass != NULL)
 		return;
+	if (DdlnIndexVectorsInLine(row->itup, idesc))
+	{
+		char	   *p = (char *) &((Form_pg_index) GETSTRUCT(row->itup))->indkey;
+
+		p = (char *) att_align_nominal(p + VARSIZE(p), TYPALIGN_INT);
+		row->indcoll = (oidvector *) p;
+		p = (char *) att_align_nominal(p + VARSIZE(p), TYPALIGN_INT);
+		row->indclass = (oidvector *) p;
+		p = (char *) att_align_nominal(p + VARSIZE(p), TYPALIGN_INT);
+		row->indoption = (int2vector *) p;
+#ifdef USE_ASSERT_CHECKING
+		{
+			bool		isnull;
+
+			Assert(DatumGetPointer(heap_getattr(row->itup, Anum_pg_index_indcollation, idesc, &isnull)) == (Pointer) row->indcoll);
+			Assert(DatumGetPointer(heap_getattr(row->itup, Anum_pg_index_indclass, idesc, &isnull)) == (Pointer) row->indclass);
+			Assert(DatumGetPointer(heap_getattr(row->itup, Anum_pg_index_indoption, idesc, &isnull)) == (Pointer) row->indoption);
+		}
+#endif
+		return;
+	}
 	heap_deform_tuple(row->itup, idesc, values, nulls);
 	row->indcoll = (oidvector *) DatumGetPointer(values[Anum_pg_index_indcollation - 1]);
 	row->indclass = (oidvector *) DatumGetPointer(values[Anum_pg_index_indclass - 1]);
