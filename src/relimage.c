@@ -1074,6 +1074,43 @@ DdlnIndexRowVectors(DdlnIndexRows *row, TupleDesc idesc)
 }
 
 /*
+ * What the plain definitions of one table's indexes share, each printed
+ * once an image (DdlnImageIndexDefPlain): the table as
+ * generate_qualified_relation_name prints it with the access method (" ON
+ * schema.table USING am (", for the method last printed), and the key
+ * columns' names quoted.
+ */
+typedef struct DdlnIndexPrinter
+{
+	TupleDesc	tabdesc;		/* the table's */
+	const char *table;			/* the table, qualified and quoted */
+	Oid			am;				/* the method "middle" names, or InvalidOid */
+	char	   *middle;			/* " ON schema.table USING am (" */
+	int			middlelen;
+	const char **columns;		/* quoted names by attnum - 1, NULL: not yet */
+	DdlnOpclassMemo *memo;
+} DdlnIndexPrinter;
+
+/* " ON schema.table USING am (" for access method "am"; false if none */
+static bool
+DdlnIndexPrinterMethod(DdlnIndexPrinter *pr, Oid am)
+{
+	HeapTuple	atup;
+
+	if (am == pr->am)
+		return true;
+	atup = SearchSysCache1(AMOID, ObjectIdGetDatum(am));
+	if (!HeapTupleIsValid(atup))
+		return false;
+	pr->middle = psprintf(" ON %s USING %s (", pr->table,
+						  quote_identifier(NameStr(((Form_pg_am) GETSTRUCT(atup))->amname)));
+	pr->middlelen = strlen(pr->middle);
+	pr->am = am;
+	ReleaseSysCache(atup);
+	return true;
+}
+
+/*
  * pg_get_indexdef() of a plain index on columns, without ruleutils:
  * ruleutils builds a deparse context for every index (making each column
  * name of the table unique: quadratic in the columns) and searches the
@@ -1088,18 +1125,17 @@ DdlnIndexRowVectors(DdlnIndexRows *row, TupleDesc idesc)
  * descriptor) and whether a column of the index has per-column options
  * (pg_attribute.attoptions; -1: look them up), "ctup" is its pg_class row;
  * the key columns' names and types are the table's descriptor's
- * ("tabdesc": an index on columns has no dropped or system column).
+ * (pr->tabdesc: an index on columns has no dropped or system column).
  * NULL otherwise: the caller asks pg_get_indexdef.
  */
 static char *
-DdlnImageIndexDefPlain(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
-					   const char *table, DdlnOpclassMemo *memo)
+DdlnImageIndexDefPlain(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, DdlnIndexPrinter *pr)
 {
 	HeapTuple	itup = row->itup;
 	int			options = row->options;
+	TupleDesc	tabdesc = pr->tabdesc;
 	Form_pg_index idx = (Form_pg_index) GETSTRUCT(itup);
 	Form_pg_class cls = (Form_pg_class) GETSTRUCT(ctup);
-	HeapTuple	atup = NULL;
 	StringInfoData buf;
 	oidvector  *indcoll = NULL, *indclass = NULL;
 	int2vector *indoption = NULL;
@@ -1108,10 +1144,8 @@ DdlnImageIndexDefPlain(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, Tupl
 	plain = options <= 0 && heap_attisnull(itup, Anum_pg_index_indexprs, idesc) &&
 		heap_attisnull(itup, Anum_pg_index_indpred, idesc) &&
 		cls->relkind == RELKIND_INDEX &&
-		heap_attisnull(ctup, Anum_pg_class_reloptions, NULL);
-	if (plain)
-		atup = SearchSysCache1(AMOID, ObjectIdGetDatum(cls->relam));
-	plain = plain && HeapTupleIsValid(atup);
+		heap_attisnull(ctup, Anum_pg_class_reloptions, NULL) &&
+		DdlnIndexPrinterMethod(pr, cls->relam);
 	if (plain)
 	{
 		DdlnIndexRowVectors(row, idesc);
@@ -1125,11 +1159,7 @@ DdlnImageIndexDefPlain(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, Tupl
 		/* "CREATE [UNIQUE ]INDEX name ON table USING am (" (no format: cheaper) */
 		appendStringInfoString(&buf, idx->indisunique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ");
 		appendStringInfoString(&buf, quote_identifier(NameStr(cls->relname)));
-		appendStringInfoString(&buf, " ON ");
-		appendStringInfoString(&buf, table);
-		appendStringInfoString(&buf, " USING ");
-		appendStringInfoString(&buf, quote_identifier(NameStr(((Form_pg_am) GETSTRUCT(atup))->amname)));
-		appendStringInfoString(&buf, " (");
+		appendBinaryStringInfo(&buf, pr->middle, pr->middlelen);
 	}
 	for (int keyno = 0; plain && keyno < idx->indnatts; keyno++)
 	{
@@ -1147,17 +1177,17 @@ DdlnImageIndexDefPlain(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, Tupl
 			appendStringInfoString(&buf, ") INCLUDE (");
 		else if (keyno > 0)
 			appendStringInfoString(&buf, ", ");
-		appendStringInfoString(&buf, quote_identifier(NameStr(att->attname)));
+		if (pr->columns[attnum - 1] == NULL)
+			pr->columns[attnum - 1] = quote_identifier(NameStr(att->attname));
+		appendStringInfoString(&buf, pr->columns[attnum - 1]);
 		if (keyno < idx->indnkeyatts)
 			plain = DdlnIndexKeyIsBare(options < 0 ? idx->indexrelid : InvalidOid, keyno,
 									   att->atttypid, att->attcollation,
 									   indcoll->values[keyno], indclass->values[keyno],
-									   indoption->values[keyno], memo);
+									   indoption->values[keyno], pr->memo);
 	}
 	if (plain)
 		appendStringInfoString(&buf, idx->indnullsnotdistinct ? ") NULLS NOT DISTINCT" : ")");
-	if (HeapTupleIsValid(atup))
-		ReleaseSysCache(atup);
 	return plain ? buf.data : NULL;
 }
 
@@ -1167,11 +1197,10 @@ DdlnImageIndexDefPlain(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, Tupl
  * plain text is checked against pg_get_indexdef's.
  */
 static char *
-DdlnImageIndexDefinition(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, TupleDesc tabdesc,
-						 const char *table, DdlnOpclassMemo *memo)
+DdlnImageIndexDefinition(DdlnIndexRows *row, TupleDesc idesc, HeapTuple ctup, DdlnIndexPrinter *pr)
 {
 	Oid			indexid = row->oid;
-	char	   *def = DdlnImageIndexDefPlain(row, idesc, ctup, tabdesc, table, memo);
+	char	   *def = DdlnImageIndexDefPlain(row, idesc, ctup, pr);
 
 	if (def == NULL)
 		return DdlnImageIndexDef(indexid);
@@ -1494,9 +1523,10 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 	int			n = 0;
 	DdlnIndexRows *rows;
 	Relation	catrel;
-	DdlnOpclassMemo *memo = DdlnOpclassMemoGet();
-	char	   *table = NULL;
+	DdlnIndexPrinter pr = {0};
 
+	pr.tabdesc = RelationGetDescr(rel);
+	pr.memo = DdlnOpclassMemoGet();
 	catrel = table_open(IndexRelationId, AccessShareLock);
 	/* (every invalidation processed: the memo's and the lock's) */
 	img->read_at = DdlnWatchNow();
@@ -1505,7 +1535,7 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		rows = DdlnImageIndexList(img, catrel, &n);
 	DdlnImageReusedClassRows(img, rows, n, like);
 	if (n > 0)
-		DdlnReadIndexRows(rows, n, like == NULL || !reuse, RelationGetDescr(catrel), memo);
+		DdlnReadIndexRows(rows, n, like == NULL || !reuse, RelationGetDescr(catrel), pr.memo);
 
 	img->indexes = palloc(sizeof(DdlnImgPart) * Max(n, 1));
 	for (int k = 0; k < n; k++)
@@ -1536,10 +1566,13 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 		if (part->definition == NULL)
 		{
 			/* the table as generate_qualified_relation_name prints it */
-			if (table == NULL)
-				table = quote_qualified_identifier(img->schema, img->name);
+			if (pr.table == NULL)
+			{
+				pr.table = quote_qualified_identifier(img->schema, img->name);
+				pr.columns = palloc0(sizeof(char *) * Max(pr.tabdesc->natts, 1));
+			}
 			part->definition = DdlnImageIndexDefinition(&rows[k], RelationGetDescr(catrel),
-														ctup, RelationGetDescr(rel), table, memo);
+														ctup, &pr);
 		}
 		if (rows[k].ctup == NULL)
 			ReleaseSysCache(ctup);
