@@ -191,14 +191,14 @@ static bool DdlnConstraintAltered(const DdlnImgPart *b, const DdlnImgPart *a);
  * NULL.  By name a binary search; by OID one through "byoid", the parts in
  * OID order (DdlnPartsByOid): a diff stays linear in the parts (n log n).
  */
-static int
-DdlnPartOidCmp(const void *a, const void *b)
-{
-	Oid			x = (*(const DdlnImgPart *const *) a)->oid;
-	Oid			y = (*(const DdlnImgPart *const *) b)->oid;
+typedef const DdlnImgPart *DdlnConstPartPtr;
 
-	return (x > y) - (x < y);
-}
+#define ST_SORT ddln_sort_parts_by_oid
+#define ST_ELEMENT_TYPE DdlnConstPartPtr
+#define ST_COMPARE(a, b) (((*(a))->oid > (*(b))->oid) - ((*(a))->oid < (*(b))->oid))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 static const DdlnImgPart **
 DdlnPartsByOid(const DdlnImgPart *parts, int n)
@@ -207,7 +207,7 @@ DdlnPartsByOid(const DdlnImgPart *parts, int n)
 
 	for (int i = 0; i < n; i++)
 		byoid[i] = &parts[i];
-	qsort(byoid, n, sizeof(DdlnImgPart *), DdlnPartOidCmp);
+	ddln_sort_parts_by_oid(byoid, n);	/* (pg_qsort's algorithm, inlined) */
 	return byoid;
 }
 

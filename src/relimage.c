@@ -244,17 +244,19 @@ DdlnTextResult(Datum d)
 	return TextDatumGetCString(d);
 }
 
-static int
-DdlnPartCmp(const void *a, const void *b)
-{
-	return strcmp(((const DdlnImgPart *) a)->name, ((const DdlnImgPart *) b)->name);
-}
+/*
+ * ddln_sort_part_ptrs: addresses of parts sorted by name, pg_qsort's
+ * algorithm (lib/sort_template.h) with the comparison inlined, where
+ * qsort calls a comparator through a pointer at each step.
+ */
+typedef DdlnImgPart *DdlnImgPartPtr;
 
-static int
-DdlnPartPtrCmp(const void *a, const void *b)
-{
-	return DdlnPartCmp(*(const DdlnImgPart *const *) a, *(const DdlnImgPart *const *) b);
-}
+#define ST_SORT ddln_sort_part_ptrs
+#define ST_ELEMENT_TYPE DdlnImgPartPtr
+#define ST_COMPARE(a, b) strcmp((*(a))->name, (*(b))->name)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 /*
  * Sort n parts by name: their addresses, then the parts in that order
@@ -272,7 +274,7 @@ DdlnSortParts(DdlnImgPart *parts, int n)
 	byname = palloc(sizeof(DdlnImgPart *) * n);
 	for (int i = 0; i < n; i++)
 		byname[i] = &parts[i];
-	qsort(byname, n, sizeof(DdlnImgPart *), DdlnPartPtrCmp);
+	ddln_sort_part_ptrs(byname, n);
 	sorted = palloc(sizeof(DdlnImgPart) * n);
 	for (int i = 0; i < n; i++)
 		sorted[i] = *byname[i];
