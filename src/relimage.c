@@ -1516,7 +1516,8 @@ DdlnImageReusedClassRows(const DdlnImage *img, DdlnIndexRows *rows, int n, const
  * indexes, and valid ones as pg_dump reads them), their pg_class rows
  * from one scan too, and unless "like" stands for their definitions
  * ("reuse": an "after" whose "before" printed them) their pg_attribute
- * rows also (DdlnReadIndexRows).
+ * rows also when an operator class of theirs takes options
+ * (DdlnReadIndexRows).
  */
 static void
 DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool reuse)
