@@ -797,11 +797,14 @@ DdlnNeedOf(const DdlnSubscriptionPoints *pts, FullTransactionId fxid)
  * need it (its subscription point sees that transaction).  They are found
  * as DdlnFetch finds pending events: commit_order walked from the position
  * floor, where every row still visible is, and each transaction's events by
- * xid, never a scan of the queue and its dead rows.  The walk ends at the
- * highest position in the index when it begins: a transaction that
- * "visible" sees drew its position, and inserted its row, before it
- * committed.  A late commit of a lower position (G4) is above the floor
- * while it runs, and read if "visible" sees it.
+ * xid, never a scan of the queue and its dead rows.  The walk has no upper
+ * bound: a transaction that "visible" sees drew its position, and inserted
+ * its row, before it committed, so the entries inserted since the call
+ * began (a few) fail the "visible" test.  A probe for the highest position
+ * to stop at was one more descent of commit_order_pos a call, and an old
+ * snapshot makes that index taller (issue 38, docs/performance.md).  A late
+ * commit of a lower position (G4) is above the floor while it runs, and
+ * read if "visible" sees it.
  */
 int
 DdlnWaitCollect(Datum visible, FullTransactionId own,
@@ -810,13 +813,11 @@ DdlnWaitCollect(Datum visible, FullTransactionId own,
 	DdlnWalk	w;
 	int			max = 64;
 	int			n = 0;
-	int64		last;
 	Datum		xid;
 	int64		pos;
 
 	DdlnWalkOpen(&w, true);
 	*list = palloc(sizeof(DdlnEventKey) * max);
-	last = DdlnOrderProbe(w.order_rel, w.order_idx, SnapshotAny, w.floor, BackwardScanDirection);
 	DdlnWalkStart(&w, GetLatestSnapshot(), w.floor);
 
 	while (DdlnWalkNext(&w, &xid, &pos))
@@ -827,8 +828,6 @@ DdlnWaitCollect(Datum visible, FullTransactionId own,
 		bool		isnull;
 
 		CHECK_FOR_INTERRUPTS();
-		if (pos > last)
-			break;
 		if (FullTransactionIdEquals(fxid, own) ||
 			!DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot, xid, visible)))
 			continue;
