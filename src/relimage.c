@@ -846,7 +846,7 @@ DdlnOpclassOf(DdlnOpclassMemo *memo, Oid opclass, Oid *am, bool *options)
 	uint64		invals_before = ddln_opclass_invals;
 	HeapTuple	tup;
 	Form_pg_opclass form;
-	IndexAmRoutine *amroutine;
+	const IndexAmRoutine *amroutine;
 
 	for (int i = 0; i < memo->nclass; i++)
 	{
@@ -870,8 +870,7 @@ DdlnOpclassOf(DdlnOpclassMemo *memo, Oid opclass, Oid *am, bool *options)
 							   ObjectIdGetDatum(form->opcintype),
 							   Int16GetDatum(amroutine->amoptsprocnum)));
 	ReleaseSysCache(tup);
-	if (amroutine)
-		pfree(amroutine);
+	/* not freed: up to 18 a palloc'd copy, in the image's memory; from 19 the method's own constant */
 	if (memo->nclass < DDLN_OPCLASS_MEMO && ddln_opclass_invals == invals_before)
 	{
 		memo->classoid[memo->nclass] = opclass;
