@@ -858,6 +858,7 @@ DdlnOpclassOf(DdlnOpclassMemo *memo, Oid opclass, Oid *am, bool *options)
 		}
 	}
 	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	/* not reached by a test: an index's class cannot be dropped while it is */
 	if (!HeapTupleIsValid(tup))
 		return false;
 	form = (Form_pg_opclass) GETSTRUCT(tup);
@@ -1068,6 +1069,10 @@ DdlnIndexRowVectors(DdlnIndexRows *row, TupleDesc idesc)
 #endif
 		return;
 	}
+	/*
+	 * Not reached by any test: pg_index is laid out as above in every
+	 * PostgreSQL this builds against; kept for one that is not.
+	 */
 	heap_deform_tuple(row->itup, idesc, values, nulls);
 	row->indcoll = (oidvector *) DatumGetPointer(values[Anum_pg_index_indcollation - 1]);
 	row->indclass = (oidvector *) DatumGetPointer(values[Anum_pg_index_indclass - 1]);
@@ -1295,7 +1300,12 @@ DdlnScanIndexRows(Relation catrel, Oid indexid, AttrNumber attno, DdlnIndexRows 
 /*
  * Can a column of the index have per-column options?  Only a key column
  * whose operator class takes options (DdlnOpclassOf): CREATE INDEX refuses
- * them for any other, and ALTER INDEX cannot set an index column's.
+ * them for any other, and ALTER INDEX cannot set an index column's.  (An
+ * index made with options whose class loses its options function later,
+ * by ALTER OPERATOR FAMILY ... DROP FUNCTION of one added with ADD
+ * FUNCTION, would be printed without them; PostgreSQL then refuses to
+ * read that index's options itself: "operator class ... has no options".
+ * Left so.)
  */
 static bool
 DdlnIndexMayHaveOptions(DdlnIndexRows *row, TupleDesc idesc, DdlnOpclassMemo *memo)
