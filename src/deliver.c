@@ -1251,9 +1251,9 @@ DdlnFlushProgress(void)
 	{
 		DdlnFlushProgressTx(n, ids, created, moved, did, xid);
 	}
+	/* untested: the subscriber table altered by hand, say; nothing moved */
 	PG_CATCH();
 	{
-		/* untested: the subscriber table altered by hand, say; nothing moved */
 		MemoryContextSwitchTo(cxt);
 		EmitErrorReport();
 		FlushErrorState();
