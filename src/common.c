@@ -588,52 +588,6 @@ DdlnJvArray(int maxelems)
 	return v;
 }
 
-/* key: value in an object, or (key NULL) value as an array's next element */
-void
-DdlnJvAdd(JsonbValue *container, const char *key, const JsonbValue *value)
-{
-	JsonbPair  *pair;
-
-	if (container->type == jbvArray)
-	{
-		container->val.array.elems[container->val.array.nElems++] = *value;
-		return;
-	}
-	pair = &container->val.object.pairs[container->val.object.nPairs];
-	pair->key.type = jbvString;
-	pair->key.val.string.val = (char *) key;
-	pair->key.val.string.len = strlen(key);
-	pair->value = *value;
-	pair->order = container->val.object.nPairs++;
-}
-
-/* key: "s" (JSON null for NULL) */
-void
-DdlnJvString(JsonbValue *obj, const char *key, const char *s)
-{
-	JsonbValue	v;
-
-	if (s == NULL)
-		v.type = jbvNull;
-	else
-	{
-		v.type = jbvString;
-		v.val.string.val = (char *) s;
-		v.val.string.len = strlen(s);
-	}
-	DdlnJvAdd(obj, key, &v);
-}
-
-void
-DdlnJvBool(JsonbValue *obj, const char *key, bool b)
-{
-	JsonbValue	v;
-
-	v.type = jbvBool;
-	v.val.boolean = b;
-	DdlnJvAdd(obj, key, &v);
-}
-
 /*
  * The numerics of 0 to DDLN_SMALL_INTS - 1 (attnums, mostly), made once per
  * backend: a numeric is a value, the same bytes whoever made it, and a tree
@@ -642,7 +596,7 @@ DdlnJvBool(JsonbValue *obj, const char *key, bool b)
 #define DDLN_SMALL_INTS 2048
 static Numeric *ddln_small_ints = NULL;
 
-static Numeric
+Numeric
 DdlnJvNumeric(int64 i)
 {
 	if (i < 0 || i >= DDLN_SMALL_INTS)
@@ -658,16 +612,6 @@ DdlnJvNumeric(int64 i)
 		MemoryContextSwitchTo(old);
 	}
 	return ddln_small_ints[i];
-}
-
-void
-DdlnJvInt(JsonbValue *obj, const char *key, int64 i)
-{
-	JsonbValue	v;
-
-	v.type = jbvNumeric;
-	v.val.numeric = DdlnJvNumeric(i);
-	DdlnJvAdd(obj, key, &v);
 }
 
 /* jsonb's order of keys (jsonb_util.c, lengthCompareJsonbStringValue) */
