@@ -15,8 +15,9 @@
  *	 the utility hook is running (ddl_notify.c sets it, capture reads it
  *	 through DdlnCurrentStatementText()), the handler call running now
  *	 (deliver.c sets ddln_current_origin and ddln_current_chain, capture
- *	 reads them) and the numerics of small integers the jsonb trees point
- *	 to (DdlnJvInt: values, never changed).
+ *	 reads them), the numerics of small integers the jsonb trees point
+ *	 to (DdlnJvInt: values, never changed) and the size of the last jsonb
+ *	 DdlnJvToJsonb wrote (the next one's first buffer size).
  * - DdlnInsertUnpublished() writes a row of the extension's tables as
  *	 PostgreSQL writes its catalogs, unseen by logical decoding (G0): capture
  *	 and counter.c's commit positions use it.  DdlnInsertRow() is the same
@@ -890,6 +891,18 @@ DdlnJvCheck(JsonbValue *v, const Jsonb *ours)
 #endif
 
 /*
+ * The size of the last jsonb written and the number of its objects: the
+ * next one's buffer and memo are made that large at once (an image of 100
+ * columns enlarged a buffer of 1 kB five times, and its memo of 64 entries
+ * twice: about 20,000 instructions).  Only a first size: the bytes written
+ * are the same whatever it is, and a jsonb much smaller than its buffer is
+ * given one of its size (it is returned in it).
+ */
+#define DDLN_JV_FIRST_MAX (1024 * 1024)
+static int	ddln_jv_last_len = 0;
+static int	ddln_jv_last_objects = 64;
+
+/*
  * A tree as jsonb: JsonbValueToJsonb's bytes, an object shared by two
  * places of the tree written once (above).  A scalar goes to PostgreSQL.
  */
@@ -902,10 +915,17 @@ DdlnJvToJsonb(JsonbValue *v)
 	if (v->type != jbvObject && v->type != jbvArray)
 		return JsonbValueToJsonb(v);
 	initStringInfo(&w.buf);
+	if (ddln_jv_last_len > w.buf.maxlen)
+		enlargeStringInfo(&w.buf, ddln_jv_last_len);
 	(void) DdlnJvReserve(&w.buf, VARHDRSZ);
-	w.memo = ddln_jvmemo_create(CurrentMemoryContext, 64, NULL);
+	w.memo = ddln_jvmemo_create(CurrentMemoryContext, ddln_jv_last_objects, NULL);
 	(void) DdlnJvWriteContainer(&w, v);
+	ddln_jv_last_objects = Min(Max(w.memo->members, 64), 65536);
 	ddln_jvmemo_destroy(w.memo);
+	ddln_jv_last_len = Min(w.buf.len, DDLN_JV_FIRST_MAX);
+	/* a buffer made for a larger one is not kept with a small jsonb */
+	if (w.buf.maxlen > 2 * w.buf.len + 1024)
+		w.buf.data = repalloc(w.buf.data, w.buf.len);
 	res = (Jsonb *) w.buf.data;
 	SET_VARSIZE(res, w.buf.len);
 #ifdef DDLN_CHECK_JSONB
