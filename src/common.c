@@ -976,9 +976,3 @@ DdlnDetailsWith(Jsonb *details, Jsonb *more)
 											  JsonbPGetDatum(more)));
 }
 
-/* Equal strings, or both NULL. */
-bool
-DdlnStrEq(const char *a, const char *b)
-{
-	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
-}

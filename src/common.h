@@ -271,7 +271,12 @@ DdlnJvInt(JsonbValue *obj, const char *key, int64 i)
 	DdlnJvAdd(obj, key, &v);
 }
 extern void DdlnJsonPushValue(DdlnJsonbState *st, JsonbValue *v);
-extern bool DdlnStrEq(const char *a, const char *b);
+/* Equal strings, or both NULL (inline: an image compares thousands) */
+static inline bool
+DdlnStrEq(const char *a, const char *b)
+{
+	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
 
 /* the statement the utility hook is running: its query string and slice */
 typedef struct DdlnStatement
