@@ -1410,10 +1410,14 @@ static List *
 DdlnRelOptionStrings(HeapTuple classtup)
 {
 	bool		isnull;
-	Datum		d = SysCacheGetAttr(RELOID, classtup, Anum_pg_class_reloptions, &isnull);
+	Datum		d;
 	List	   *strings = NIL;
 	ListCell   *lc;
 
+	/* a bit of the null bitmap first: most have none (getattr walks the row) */
+	if (heap_attisnull(classtup, Anum_pg_class_reloptions, NULL))
+		return NIL;
+	d = SysCacheGetAttr(RELOID, classtup, Anum_pg_class_reloptions, &isnull);
 	if (isnull)
 		return NIL;
 	foreach(lc, untransformRelOptions(d))
