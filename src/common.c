@@ -975,4 +975,3 @@ DdlnDetailsWith(Jsonb *details, Jsonb *more)
 	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(details),
 											  JsonbPGetDatum(more)));
 }
-

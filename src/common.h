@@ -270,7 +270,9 @@ DdlnJvInt(JsonbValue *obj, const char *key, int64 i)
 	v.val.numeric = DdlnJvNumeric(i);
 	DdlnJvAdd(obj, key, &v);
 }
+
 extern void DdlnJsonPushValue(DdlnJsonbState *st, JsonbValue *v);
+
 /* Equal strings, or both NULL (inline: an image compares thousands) */
 static inline bool
 DdlnStrEq(const char *a, const char *b)
