@@ -19,9 +19,12 @@
  * - A worker serves one database.  It loops: one delivery round
  *	 (DdlnDeliverRound), then sleep until woken.  A round ends with the
  *	 recent sweep (deliver.c) when nothing was delivered or a second has
- *	 passed since the last sweep, and with the full one (a scan of the
- *	 whole queue) instead once a minute: behind an old snapshot the full
- *	 one reads every row version the snapshot keeps (issue 38).  It exits when it has had
+ *	 passed since the last sweep.  Once a minute a cycle of the full one
+ *	 (scans of the whole queue, which behind an old snapshot read every
+ *	 row version the snapshot keeps: issue 38) begins instead: one piece
+ *	 of a bounded number of heap blocks at each round's end, the next
+ *	 round at once, until the cycle is over; deliveries go on between the
+ *	 pieces.  It exits when it has had
  *	 nothing to do (no event handled, no failure recorded) for
  *	 ddl_notify.worker_idle_timeout, or at once when it is idle and another
  *	 database waits for a slot; before it gives its slot back it writes
@@ -1324,6 +1327,7 @@ DdlnWorkerMain(Datum arg)
 {
 	TimestampTz last_sweep = 0;
 	TimestampTz last_full_sweep = 0;
+	bool		full_sweep_under_way = false;	/* a cycle's pieces are left */
 	TimestampTz last_busy;
 	bool		idle_round = true;	/* the last round had nothing to deliver */
 	MemoryContext loopcxt;
@@ -1372,20 +1376,28 @@ DdlnWorkerMain(Datum arg)
 		 * The sweep is the recent one (deliver.c: a walk from the position
 		 * floor, bounded), the full one (scans of the whole queue, every
 		 * row version an old snapshot keeps included: issue 38) at most
-		 * once a minute.
+		 * once a minute, in pieces (deliver.c, DdlnSweepPiece): while its
+		 * cycle is under way each round ends with its next piece, instead
+		 * of the recent sweep.
 		 */
 		sweep = DDLN_SWEEP_NONE;
-		if (TimestampDifferenceExceeds(last_full_sweep, GetCurrentTimestamp(),
+		if (full_sweep_under_way ||
+			TimestampDifferenceExceeds(last_full_sweep, GetCurrentTimestamp(),
 									   DDLN_FULL_SWEEP_INTERVAL_MS))
-			sweep = DDLN_SWEEP_FULL;
+			sweep = DDLN_SWEEP_PIECE;
 		else if (idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
 														  DDLN_SWEEP_INTERVAL_MS))
 			sweep = DDLN_SWEEP_RECENT;
 		DdlnRunRound(loopcxt, sweep, &result);
 		if (sweep != DDLN_SWEEP_NONE)
 			last_sweep = GetCurrentTimestamp();
-		if (sweep == DDLN_SWEEP_FULL)
-			last_full_sweep = last_sweep;
+		if (sweep == DDLN_SWEEP_PIECE)
+		{
+			/* the minute counts from a cycle's end */
+			full_sweep_under_way = !result.sweep_over;
+			if (result.sweep_over)
+				last_full_sweep = last_sweep;
+		}
 
 		idle_round = (result.handled == 0);
 		if (result.handled > 0 || result.failures > 0)
@@ -1402,6 +1414,9 @@ DdlnWorkerMain(Datum arg)
 		(void) DdlnEndRound(&result);
 		if (result.handled > 0)
 			DdlnGatherStream(round_start);
+		/* the full sweep's next piece, after the next round's deliveries */
+		if (full_sweep_under_way)
+			continue;
 
 		pgstat_report_activity(STATE_IDLE, "ddl_notify worker: idle");
 		if (!DdlnWorkerWait(result.next_retry, last_busy, result.busy > 0))
