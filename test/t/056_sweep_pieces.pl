@@ -133,6 +133,14 @@ ok($node->wait_for_log(qr/full sweep cycle over/, $log_offset), 'the cycle ends'
 my $log = slurp_file($node->logfile, $log_offset);
 my $pieces = () = $log =~ /full sweep piece: ddl_notify\.event blocks/g;
 cmp_ok($pieces, '>=', 3, "G11: the cycle read event's heap in pieces ($pieces)");
+# what a piece and the round before the next one cost here (the log's times)
+my @at;
+while ($log =~ /^\S+ (\d+):(\d+):([\d.]+) \S+ \[\d+\] DEBUG:  ddl_notify: full sweep (piece: \S+ blocks \S+|cycle over)/mg)
+{
+	push @at, [ ($1 * 3600 + $2 * 60 + $3) * 1000, $4 ];
+}
+note(sprintf("%s: %.1f ms to the next", $at[$_][1], $at[$_ + 1][0] - $at[$_][0]))
+  for 0 .. $#at - 1;
 is($node->safe_psql($db, "SELECT count(*) $garbage"), '0',
 	'G11: no garbage left anywhere in the heap');
 is( $node->safe_psql(
