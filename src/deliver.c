@@ -935,7 +935,11 @@ DdlnSweepRecent(void)
  * next cycle.  The set is a filter only: a candidate is given a position
  * by DdlnHealPositions, which looks again, under a lock every healer
  * takes, whether it has one by now (a CALL deliver() may have healed it
- * meanwhile).  A set past DDLN_SWEEP_HEAL_MAX xids is given up: this cycle
+ * meanwhile; a VACUUM FULL of commit_order during phase A may have moved
+ * its row into blocks phase A had read).  So the horizon and the set only
+ * keep that look, a scan of commit_order, for the few transactions that
+ * most likely need it; a transaction never gets a second position from a
+ * false "no position" of the set.  A set past DDLN_SWEEP_HEAL_MAX xids is given up: this cycle
  * heals nothing (CALL deliver() still does); a DEBUG1 line says so.
  */
 #define DDLN_SWEEP_PIECE_BLOCKS	256

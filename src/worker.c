@@ -59,8 +59,9 @@
  *	 idle worker of another database is asked to give up; at most
  *	 ddl_notify.max_workers_per_database serve one database.  A round's
  *	 sweep (rows nobody needs, after its deliveries) is nobody's wait: a
- *	 worker sweeping is not stuck, however long the sweep (the full one
- *	 reads every row version an old snapshot keeps), and asks for no help.  The
+ *	 worker sweeping is not stuck, however long the sweep (a piece of the
+ *	 full one reads up to 256 heap blocks, dead row versions an old
+ *	 snapshot keeps included), and asks for no help.  The
  *	 engine locks each subscriber's row FOR UPDATE SKIP LOCKED (G8): the
  *	 new worker skips the subscriber the busy one holds and delivers to the
  *	 others.  Work is thus handed out by subscriber.
@@ -955,10 +956,11 @@ DdlnRoundIsLong(void)
 
 /*
  * The engine says a round's deliveries are over and its sweep begins
- * (ddln_round_sweep_hook): no subscriber waits on it, so a long sweep (the
- * full one reads every row version an old snapshot keeps: issue 38) asks
- * the launcher for no helper.  The slot says "sweeping" until the round
- * ends.
+ * (ddln_round_sweep_hook): no subscriber waits on it, so a long sweep (a
+ * piece of the full one reads its blocks' every row version an old snapshot
+ * keeps: issue 38) asks the launcher for no helper.  The slot says
+ * "sweeping" until the round ends; the engine names a full sweep's piece
+ * in pg_stat_activity after this text.
  */
 static void
 DdlnSweepBegins(void)
