@@ -32,10 +32,14 @@
 #     horizon and trusting phase A's set without looking again (mutation
 #     sweep_heal_young_xid: two commit_order rows for the prepared one);
 #     a cycle that heals nothing (the event stays undelivered).
-# Not shown: a DDL committed between two pieces delivered before the
-#     cycle's end.  The holds this test can make (locks on event) also
-#     hold the DDL's own insert; the code's only wait between pieces is the
-#     next round's deliveries (worker.c).
+# G14 (pool)  Deliveries go on between the pieces: the prepared DDL,
+#     committed while the worker is held at the first piece of event's heap
+#     (COMMIT PREPARED takes no lock on it), is handled by subscriber "c"
+#     (not locked) before the DEBUG1 line of the cycle's end: the log's
+#     time against the handler's clock_timestamp().
+#     Catches: a worker that runs the whole cycle in one round, or waits
+#     between pieces for something other than a round (the handler's time
+#     would be after the cycle's end).
 
 use strict;
 use warnings FATAL => 'all';
@@ -56,6 +60,9 @@ $node->safe_psql('postgres', "CREATE DATABASE $db");
 DdlNotifyTest::setup_db($node, $db);
 DdlNotifyTest::setup_subscriber($node, $db, 'a', unique => 1);
 DdlNotifyTest::setup_subscriber($node, $db, 'b');
+DdlNotifyTest::setup_subscriber($node, $db, 'c', unique => 1);
+$node->safe_psql($db,
+	"ALTER TABLE public.log_c ADD COLUMN at timestamptz NOT NULL DEFAULT clock_timestamp()");
 $node->safe_psql($db,
 	"INSERT INTO public.gate VALUES ('b', false); CREATE TABLE public.t (id int)");
 
@@ -63,8 +70,10 @@ $node->safe_psql($db,
 my $n = 12000;
 DdlNotifyTest::comment_transactions($node, $db, $n);
 ok( $node->poll_query_until(
-		$db, "SELECT count(*) = $n FROM public.log_a WHERE command_tag = 'COMMENT'"),
-	"\"a\" handled the $n comments");
+		$db,
+		"SELECT (SELECT count(*) FROM public.log_a WHERE command_tag = 'COMMENT') = $n "
+		  . "AND (SELECT count(*) FROM public.log_c WHERE command_tag = 'COMMENT') = $n"),
+	"\"a\" and \"c\" handled the $n comments");
 my $blocks = $node->safe_psql($db, "SELECT pg_relation_size('ddl_notify.event') / 8192");
 note("event's heap: $blocks blocks");
 cmp_ok($blocks, '>', 2 * 256, 'the queue heap is more than two pieces');
@@ -87,7 +96,7 @@ EXPLAIN (COSTS OFF) EXECUTE p('(0,0)', '(256,0)')}),
 my $locker = $node->background_psql($db);
 $locker->query_safe(
 	"BEGIN; SELECT count(*) FROM (SELECT 1 FROM ddl_notify.event FOR UPDATE) s; "
-	  . "SELECT 1 FROM ddl_notify.subscriber WHERE name = 'a' FOR UPDATE");
+	  . "SELECT 1 FROM ddl_notify.subscriber WHERE name IN ('a', 'c') FOR UPDATE");
 $node->safe_psql($db, "SELECT ddl_notify.unsubscribe('b')");
 my @healme = DdlNotifyTest::create_tables($node, $db, 'healme', 1, 1);
 $node->safe_psql($db, "DELETE FROM ddl_notify.commit_order");
@@ -133,6 +142,15 @@ ok($node->wait_for_log(qr/full sweep cycle over/, $log_offset), 'the cycle ends'
 my $log = slurp_file($node->logfile, $log_offset);
 my $pieces = () = $log =~ /full sweep piece: ddl_notify\.event blocks/g;
 cmp_ok($pieces, '>=', 3, "G11: the cycle read event's heap in pieces ($pieces)");
+# "c" (not locked) got the prepared DDL, committed while the worker was held
+# at event's first piece, in the round after that piece, pieces before the end
+my ($over_at) = $log =~ /^(\S+ \S+ \S+) \[\d+\] DEBUG:  ddl_notify: full sweep cycle over/m;
+is( $node->safe_psql(
+		$db,
+		"SELECT date_trunc('milliseconds', at) <= '$over_at'::timestamptz "
+		  . "FROM public.log_c WHERE object_identity = 'public.prep_1'"),
+	't',
+	'G14: a DDL committed during the cycle is delivered before the cycle ends');
 # what a piece and the round before the next one cost here (the log's times)
 my @at;
 while ($log =~ /^\S+ (\d+):(\d+):([\d.]+) \S+ \[\d+\] DEBUG:  ddl_notify: full sweep (piece: \S+ blocks \S+|cycle over)/mg)
@@ -158,6 +176,7 @@ $locker->quit;
 
 is(DdlNotifyTest::wait_for_delivery($node, $db), 't', 'both DDL are delivered');
 DdlNotifyTest::check_exactly_once($node, $db, 'a', [ @healme, 'public.prep_1' ], 'G4 heal');
+DdlNotifyTest::check_exactly_once($node, $db, 'c', [ @healme, 'public.prep_1' ], 'G4 heal');
 
 $node->stop;
 done_testing();
