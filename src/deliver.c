@@ -815,7 +815,8 @@ DdlnHealPositions(FullTransactionId *xids, int n)
 		elems[i] = FullTransactionIdGetDatum(xids[i]);
 	v[0] = PointerGetDatum(construct_array(elems, n, XID8OID, sizeof(FullTransactionId),
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	DdlnRun(&q_has_order, v, NULL, true, 0);
+	/* not read-only: a snapshot of its own, after the lock, even in unsubscribe()'s statement */
+	DdlnRun(&q_has_order, v, NULL, false, 0);
 	nhave = (int) SPI_processed;
 	have = palloc(sizeof(FullTransactionId) * Max(nhave, 1));
 	for (int i = 0; i < nhave; i++)
