@@ -144,7 +144,7 @@ my $pieces = () = $log =~ /full sweep piece: ddl_notify\.event blocks/g;
 cmp_ok($pieces, '>=', 3, "G11: the cycle read event's heap in pieces ($pieces)");
 # "c" (not locked) got the prepared DDL, committed while the worker was held
 # at event's first piece, in the round after that piece, pieces before the end
-my ($over_at) = $log =~ /^(\S+ \S+ \S+) \[\d+\] DEBUG:  ddl_notify: full sweep cycle over/m;
+my ($over_at) = $log =~ /^(\S+ \S+ \S+) [^\n]*?DEBUG:  ddl_notify: full sweep cycle over/m;
 is( $node->safe_psql(
 		$db,
 		"SELECT date_trunc('milliseconds', at) <= '$over_at'::timestamptz "
@@ -153,7 +153,7 @@ is( $node->safe_psql(
 	'G14: a DDL committed during the cycle is delivered before the cycle ends');
 # what a piece and the round before the next one cost here (the log's times)
 my @at;
-while ($log =~ /^\S+ (\d+):(\d+):([\d.]+) \S+ \[\d+\] DEBUG:  ddl_notify: full sweep (piece: \S+ blocks \S+|cycle over)/mg)
+while ($log =~ /^\S+ (\d+):(\d+):([\d.]+) \S+ [^\n]*?DEBUG:  ddl_notify: full sweep (piece: \S+ blocks \S+|cycle over)/mg)
 {
 	push @at, [ ($1 * 3600 + $2 * 60 + $3) * 1000, $4 ];
 }
