@@ -1379,8 +1379,8 @@ DdlnWorkerMain(Datum arg)
 		 * floor, bounded), the full one (scans of the whole queue, every
 		 * row version an old snapshot keeps included: issue 38) at most
 		 * once a minute, in pieces (deliver.c, DdlnSweepPiece): while its
-		 * cycle is under way each round ends with its next piece, instead
-		 * of the recent sweep.
+		 * cycle is under way each round ends with the recent one and the
+		 * cycle's next piece.
 		 */
 		sweep = DDLN_SWEEP_NONE;
 		if (full_sweep_under_way ||
