@@ -389,23 +389,19 @@ typedef struct DdlnRoundResult
 	int			busy;			/* subscribers skipped: another deliverer
 								 * held them */
 	TimestampTz next_retry;		/* earliest backoff expiry, 0 if none */
-	bool		sweep_over;		/* DDLN_SWEEP_PIECE: the full sweep's cycle is over */
 } DdlnRoundResult;
 
 /*
  * The sweep at a round's end (deliver.c): none; the recent one (the rows a
  * walk from the position floor finds, a bounded cost whatever an old
  * snapshot keeps); or the full one (scans of the whole queue, which also
- * finds events whose transaction has no commit position), whole (CALL
- * deliver(), unsubscribe()) or, by the worker, in pieces of a bounded
- * number of heap blocks, one a round, over as many rounds as it takes.
+ * finds events whose transaction has no commit position).
  */
 typedef enum DdlnSweep
 {
 	DDLN_SWEEP_NONE,
 	DDLN_SWEEP_RECENT,
-	DDLN_SWEEP_FULL,
-	DDLN_SWEEP_PIECE			/* the next piece of the full one (the worker's) */
+	DDLN_SWEEP_FULL
 } DdlnSweep;
 
 extern void DdlnDeliverRound(DdlnRoundResult *result, DdlnSweep sweep);

@@ -92,17 +92,11 @@
  * - The sweep at a round's end (rows nobody needs) comes in two kinds
  *	 (issue 38).  The full one, DdlnPurge, scans the whole queue, so it
  *	 reads every row version an old snapshot keeps: CALL deliver() and
- *	 unsubscribe() run it whole; the worker, at most once a minute, as a
- *	 cycle of pieces of DDLN_SWEEP_PIECE_BLOCKS heap blocks, one piece a
- *	 round (DdlnSweepPiece: TID range scans of commit_order's heap, then
- *	 event's, after the recent sweep, which keeps the position floor
- *	 moving), so that no round's sweep grows with the heap.  The recent
+ *	 unsubscribe() run it, the worker at most once a minute.  The recent
  *	 one, DdlnSweepRecent, finds the same rows by a walk from the position
  *	 floor (fetch.c, at most DDLN_SWEEP_VISIT events a time) and deletes
  *	 them by ctid, each tested again under its row lock; only an event
- *	 whose transaction has no commit position is beyond it.  Either full
- *	 sweep gives such a transaction a position (the heal), under a lock
- *	 every healer takes and after looking again: never two positions.
+ *	 whose transaction has no commit position is beyond it.
  *
  * Callers: the SQL procedure below (non-atomic CALL) and worker.c.  Both
  * call DdlnDeliverRound() inside a started transaction; it commits and
@@ -124,7 +118,6 @@
  */
 #include "postgres.h"
 
-#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
@@ -136,9 +129,7 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgstat.h"
-#include "storage/bufmgr.h"
 #include "storage/ipc.h"
-#include "storage/lmgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -148,7 +139,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
-#include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timeout.h"
@@ -773,74 +763,6 @@ DdlnMarkHandledAt(const char *subname, int32 slot, const DdlnEventKey *events,
 	}
 }
 
-/* which of $1 have a commit position now: commit_order has no index on xid */
-static DdlnQuery q_has_order = {
-	"SELECT o.xid FROM ddl_notify.commit_order o WHERE o.xid OPERATOR(pg_catalog.=) ANY ($1)",
-	1, {XID8ARRAYOID}
-};
-
-static int
-DdlnCompareFullXid(const void *a, const void *b)
-{
-	uint64		x = U64FromFullTransactionId(*(const FullTransactionId *) a);
-	uint64		y = U64FromFullTransactionId(*(const FullTransactionId *) b);
-
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/*
- * Give each of "xids" (transactions a scan found events of and no
- * commit_order row of) a commit position, unless it has one by now; the
- * number given.  Every healer (DdlnPurge, a piece of the worker's cycle)
- * first takes commit_order's SHARE UPDATE EXCLUSIVE lock, which of the
- * locks the extension takes conflicts only with itself (not with a DDL's
- * insert, a deliverer's delete, a reader), and holds it to its commit; the
- * look that follows is a statement of its own, whose snapshot sees what
- * another healer committed before it let the lock go.  So two healers
- * (two CALL deliver(), or one and the worker's cycle) never give one
- * transaction two positions.  Rare: only a transaction whose position was
- * lost (deleted by hand) gets here, and the look scans commit_order.
- */
-static int
-DdlnHealPositions(FullTransactionId *xids, int n)
-{
-	const DdlnRelids *relids = DdlnGetRelids(false);
-	Datum	   *elems = palloc(sizeof(Datum) * n);
-	FullTransactionId *have;
-	int			nhave;
-	int			healed = 0;
-	Datum		v[1];
-
-	LockRelationOid(relids->commit_order, ShareUpdateExclusiveLock);
-	for (int i = 0; i < n; i++)
-		elems[i] = FullTransactionIdGetDatum(xids[i]);
-	v[0] = PointerGetDatum(construct_array(elems, n, XID8OID, sizeof(FullTransactionId),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	/* not read-only: a snapshot of its own, after the lock, even in unsubscribe()'s statement */
-	DdlnRun(&q_has_order, v, NULL, false, 0);
-	nhave = (int) SPI_processed;
-	have = palloc(sizeof(FullTransactionId) * Max(nhave, 1));
-	for (int i = 0; i < nhave; i++)
-	{
-		bool		isnull;
-
-		have[i] = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
-														  SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
-	qsort(have, nhave, sizeof(FullTransactionId), DdlnCompareFullXid);
-	for (int i = 0; i < n; i++)
-	{
-		if (bsearch(&xids[i], have, nhave, sizeof(FullTransactionId), DdlnCompareFullXid) != NULL)
-			continue;
-		DdlnInsertCommitPosition(relids, xids[i]);
-		healed++;
-	}
-	pfree(have);
-	pfree(elems);
-	return healed;
-}
-
 /* Delete the events no subscriber needs (none left, or all subscribed later). */
 void
 DdlnPurge(void)
@@ -850,10 +772,11 @@ DdlnPurge(void)
 	DdlnRun(&q_heal_order, NULL, NULL, false, 0);
 	if (SPI_processed > 0)
 	{
-		int			n = (int) SPI_processed;
+		const DdlnRelids *relids = DdlnGetRelids(false);
+		uint64		n = SPI_processed;
 		FullTransactionId *xids = palloc(sizeof(FullTransactionId) * n);
 
-		for (int i = 0; i < n; i++)
+		for (uint64 i = 0; i < n; i++)
 		{
 			bool		isnull;
 
@@ -861,7 +784,8 @@ DdlnPurge(void)
 															  SPI_tuptable->tupdesc, 1, &isnull));
 		}
 		SPI_freetuptable(SPI_tuptable);
-		(void) DdlnHealPositions(xids, n);
+		for (uint64 i = 0; i < n; i++)
+			DdlnInsertCommitPosition(relids, xids[i]);
 		pfree(xids);
 	}
 	else
@@ -907,264 +831,6 @@ DdlnSweepRecent(void)
 		v[0] = DdlnTidArray(found.orders, found.norders);
 		DdlnRun(&q_sweep_orders, v, NULL, false, 0);
 	}
-}
-
-/*
- * The full sweep in bounded pieces (issue 38): what DdlnPurge does, done by
- * the worker as a cycle of pieces, one a round (DDLN_SWEEP_PIECE), each at
- * most DDLN_SWEEP_PIECE_BLOCKS heap blocks of one table read by a TID range
- * scan, so that no round's sweep grows with the heap an old snapshot keeps
- * and deliveries go on between pieces.  A cycle walks commit_order's heap
- * (phase A), then event's (phase B), each up to its block count read when
- * the phase began: rows appended later are the recent sweep's, or the next
- * cycle's.  A row that moves meanwhile (its processed bits written) is
- * missed until then, as SKIP LOCKED misses a locked one.  The state lives
- * in this process (cycle_cxt, outside every round's memory); a cycle left
- * midway (an error, a restart) starts again with the next one.
- *
- * The heal in pieces.  Phase A keeps the xid of every commit_order row its
- * pieces see, and "horizon", the xmin of a snapshot taken when it began.
- * Phase B judges only the events whose xid precedes the horizon: such a
- * transaction had ended when phase A began.  If it committed, its
- * commit_order row, written in the same transaction (counter.c: at
- * PRE_COMMIT, or at PREPARE), was visible to every phase-A piece: rows of
- * commit_order are never updated (so they never move), and they are
- * deleted only with their transaction's events (q_delete_order, in the
- * transaction that deletes the last one; q_purge_order, q_sweep_orders and
- * the piece's, only when no event of it is left): a row phase A did not
- * see means events phase B cannot see either.  A transaction still running
- * or prepared then (its row and events not yet visible) is left for the
- * next cycle.  The set is a filter only: a candidate is given a position
- * by DdlnHealPositions, which looks again, under a lock every healer
- * takes, whether it has one by now (a CALL deliver() may have healed it
- * meanwhile; a VACUUM FULL of commit_order during phase A may have moved
- * its row into blocks phase A had read).  So the horizon and the set only
- * keep that look, a scan of commit_order, for the few transactions that
- * most likely need it; a transaction never gets a second position from a
- * false "no position" of the set.  A set past DDLN_SWEEP_HEAL_MAX xids is given up: this cycle
- * heals nothing (CALL deliver() still does); a DEBUG1 line says so.
- */
-#define DDLN_SWEEP_PIECE_BLOCKS	256
-#define DDLN_SWEEP_HEAL_MAX		(256 * 1024)
-
-typedef enum DdlnCyclePhase
-{
-	DDLN_CYCLE_NONE,			/* no cycle under way */
-	DDLN_CYCLE_ORDERS,			/* phase A: commit_order's heap */
-	DDLN_CYCLE_EVENTS			/* phase B: event's heap */
-} DdlnCyclePhase;
-
-static DdlnCyclePhase cycle_phase = DDLN_CYCLE_NONE;
-static BlockNumber cycle_next;	/* the next piece's first block */
-static BlockNumber cycle_nblocks;	/* the phase's table's blocks at its start */
-static FullTransactionId cycle_horizon;	/* phase B judges xids before it */
-static HTAB *cycle_seen;		/* xids of commit_order rows; NULL: no heal */
-static MemoryContext cycle_cxt = NULL;
-
-static DdlnQuery q_piece_horizon = {
-	"SELECT pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())",
-	0, {0}
-};
-
-/* q_purge_order within [$1, $2) of commit_order's heap */
-static DdlnQuery q_piece_purge_order = {
-	"DELETE FROM ddl_notify.commit_order o WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-	"  SELECT o2.ctid FROM ddl_notify.commit_order o2 "
-	"  WHERE o2.ctid OPERATOR(pg_catalog.>=) $1 AND o2.ctid OPERATOR(pg_catalog.<) $2 "
-	"    AND NOT EXISTS (" DDLN_EVENTS_OF_XACT("o2.xid") ") "
-	"  FOR UPDATE SKIP LOCKED))",
-	2, {TIDOID, TIDOID}
-};
-
-static DdlnQuery q_piece_orders = {
-	"SELECT o.xid FROM ddl_notify.commit_order o "
-	"WHERE o.ctid OPERATOR(pg_catalog.>=) $1 AND o.ctid OPERATOR(pg_catalog.<) $2",
-	2, {TIDOID, TIDOID}
-};
-
-/* q_purge within [$1, $2) of event's heap */
-static DdlnQuery q_piece_purge = {
-	"DELETE FROM ddl_notify.event e WHERE e.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-	"  SELECT e2.ctid FROM ddl_notify.event e2 "
-	"  WHERE e2.ctid OPERATOR(pg_catalog.>=) $1 AND e2.ctid OPERATOR(pg_catalog.<) $2 "
-	"    AND NOT EXISTS (SELECT 1 FROM ddl_notify.subscriber s "
-	"      WHERE ddl_notify.is_pending(e2.processed, e2.xid, s.slot, s.start_snapshot, s.start_xid)) "
-	"  FOR UPDATE SKIP LOCKED))",
-	2, {TIDOID, TIDOID}
-};
-
-/* the transactions of the events within [$1, $2) that ended before the horizon $3 */
-static DdlnQuery q_piece_xids = {
-	"SELECT DISTINCT e.xid FROM ddl_notify.event e "
-	"WHERE e.ctid OPERATOR(pg_catalog.>=) $1 AND e.ctid OPERATOR(pg_catalog.<) $2 "
-	"  AND e.xid OPERATOR(pg_catalog.<) $3",
-	3, {TIDOID, TIDOID, XID8OID}
-};
-
-/* The blocks of relation "relid" now. */
-static BlockNumber
-DdlnRelationBlocks(Oid relid)
-{
-	Relation	rel = table_open(relid, AccessShareLock);
-	BlockNumber n = RelationGetNumberOfBlocks(rel);
-
-	table_close(rel, AccessShareLock);
-	return n;
-}
-
-/* A cycle begins (phase A): the horizon, an empty set of xids. */
-static void
-DdlnCycleStart(const DdlnRelids *relids)
-{
-	HASHCTL		ctl;
-	bool		isnull;
-
-	if (cycle_cxt == NULL)
-		cycle_cxt = AllocSetContextCreate(TopMemoryContext, "ddl_notify sweep cycle",
-										  ALLOCSET_DEFAULT_SIZES);
-	/* the last cycle's set too (dynahash's context is a child of this one) */
-	MemoryContextReset(cycle_cxt);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(FullTransactionId);
-	ctl.entrysize = sizeof(FullTransactionId);
-	ctl.hcxt = cycle_cxt;
-	cycle_seen = hash_create("ddl_notify sweep cycle xids", 1024, &ctl,
-							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	/* before any of phase A's scans: a statement of its own, earlier */
-	DdlnRun(&q_piece_horizon, NULL, NULL, true, 1);
-	cycle_horizon = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
-	cycle_phase = DDLN_CYCLE_ORDERS;
-	cycle_next = 0;
-	cycle_nblocks = DdlnRelationBlocks(relids->commit_order);
-}
-
-/* Phase A's piece within [from, to): garbage positions out, the rest kept in the set. */
-static void
-DdlnPieceOrders(Datum *range)
-{
-	DdlnRun(&q_piece_purge_order, range, NULL, false, 0);
-	if (cycle_seen == NULL)
-		return;
-	DdlnRun(&q_piece_orders, range, NULL, true, 0);
-	for (uint64 i = 0; i < SPI_processed && cycle_seen != NULL; i++)
-	{
-		bool		isnull;
-		FullTransactionId xid;
-
-		xid = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
-													  SPI_tuptable->tupdesc, 1, &isnull));
-		(void) hash_search(cycle_seen, &xid, HASH_ENTER, NULL);
-		if (hash_get_num_entries(cycle_seen) > DDLN_SWEEP_HEAL_MAX)
-		{
-			/* the set is forgotten with cycle_cxt's next reset */
-			cycle_seen = NULL;
-			ereport(DEBUG1,
-					(errmsg_internal("ddl_notify: this full sweep heals no commit position: commit_order has more than %d rows",
-									 DDLN_SWEEP_HEAL_MAX)));
-		}
-	}
-	SPI_freetuptable(SPI_tuptable);
-}
-
-/* Phase B's piece within [from, to): garbage events out, positions healed. */
-static void
-DdlnPieceEvents(Datum *range)
-{
-	Datum		v[3];
-	FullTransactionId *xids;
-	int			n = 0;
-
-	DdlnRun(&q_piece_purge, range, NULL, false, 0);
-	if (cycle_seen == NULL)
-		return;
-	v[0] = range[0];
-	v[1] = range[1];
-	v[2] = FullTransactionIdGetDatum(cycle_horizon);
-	DdlnRun(&q_piece_xids, v, NULL, true, 0);
-	xids = palloc(sizeof(FullTransactionId) * Max(SPI_processed, 1));
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		bool		found;
-		FullTransactionId xid;
-
-		xid = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[i],
-													  SPI_tuptable->tupdesc, 1, &isnull));
-		/* the query's test, again in C: the rule the heal stands on */
-		if (!FullTransactionIdPrecedes(xid, cycle_horizon))
-			continue;
-		/* judged once a cycle, whatever the outcome */
-		(void) hash_search(cycle_seen, &xid, HASH_ENTER, &found);
-		if (!found)
-			xids[n++] = xid;
-	}
-	SPI_freetuptable(SPI_tuptable);
-	if (n > 0)
-		(void) DdlnHealPositions(xids, n);
-	pfree(xids);
-}
-
-/*
- * One piece of the full sweep's cycle (the worker's, DDLN_SWEEP_PIECE): a
- * cycle begins if none is under way.  True when this piece ended it.
- */
-static bool
-DdlnSweepPiece(void)
-{
-	const DdlnRelids *relids = DdlnGetRelids(false);
-	DdlnCyclePhase phase;
-	ItemPointerData from;
-	ItemPointerData to;
-	Datum		range[2];
-	BlockNumber end;
-	const char *relname;
-	char		activity[160];
-
-	if (cycle_phase == DDLN_CYCLE_NONE)
-		DdlnCycleStart(relids);
-	if (cycle_phase == DDLN_CYCLE_ORDERS && cycle_next >= cycle_nblocks)
-	{
-		/* phase B, up to event's blocks now */
-		cycle_phase = DDLN_CYCLE_EVENTS;
-		cycle_next = 0;
-		cycle_nblocks = DdlnRelationBlocks(relids->event);
-	}
-	/* an error in the piece leaves no cycle under way: the next one starts afresh */
-	phase = cycle_phase;
-	cycle_phase = DDLN_CYCLE_NONE;
-	if (phase == DDLN_CYCLE_EVENTS && cycle_next >= cycle_nblocks)
-		return true;
-
-	end = cycle_nblocks - cycle_next > DDLN_SWEEP_PIECE_BLOCKS ?
-		cycle_next + DDLN_SWEEP_PIECE_BLOCKS : cycle_nblocks;
-	relname = phase == DDLN_CYCLE_ORDERS ? "ddl_notify.commit_order" : "ddl_notify.event";
-	snprintf(activity, sizeof(activity),
-			 "ddl_notify worker: sweep of rows nobody needs: %s blocks %u-%u of %u",
-			 relname, cycle_next, end - 1, cycle_nblocks);
-	pgstat_report_activity(STATE_RUNNING, activity);
-	ereport(DEBUG1,
-			(errmsg_internal("ddl_notify: full sweep piece: %s blocks %u-%u of %u",
-							 relname, cycle_next, end - 1, cycle_nblocks)));
-
-	ItemPointerSet(&from, cycle_next, 0);
-	ItemPointerSet(&to, end, 0);
-	range[0] = PointerGetDatum(&from);
-	range[1] = PointerGetDatum(&to);
-	if (phase == DDLN_CYCLE_ORDERS)
-		DdlnPieceOrders(range);
-	else
-		DdlnPieceEvents(range);
-
-	cycle_next = end;
-	if (phase == DDLN_CYCLE_EVENTS && cycle_next >= cycle_nblocks)
-	{
-		ereport(DEBUG1, (errmsg_internal("ddl_notify: full sweep cycle over")));
-		return true;
-	}
-	cycle_phase = phase;
-	return false;
 }
 
 /*
@@ -2447,18 +2113,6 @@ DdlnRoundLoop(DdlnRoundResult *result, MemoryContext keep, DdlnSweep sweep)
 			ddln_round_sweep_hook();
 		if (sweep == DDLN_SWEEP_FULL)
 			DdlnPurge();
-		else if (sweep == DDLN_SWEEP_PIECE)
-		{
-			/*
-			 * The recent sweep as well: its deletes of positions whose
-			 * events are gone let the position floor move (fetch.c); a
-			 * cycle of hundreds of pieces without them pinned the floor,
-			 * and every walk from it grew (make bench-snapshot: the
-			 * workers' CPU per delivery 16x during the cycles).
-			 */
-			DdlnSweepRecent();
-			result->sweep_over = DdlnSweepPiece();
-		}
 		else
 			DdlnSweepRecent();
 		/* DDL replication's outbox, read by logical decoding only (outbox.c) */

@@ -19,12 +19,9 @@
  * - A worker serves one database.  It loops: one delivery round
  *	 (DdlnDeliverRound), then sleep until woken.  A round ends with the
  *	 recent sweep (deliver.c) when nothing was delivered or a second has
- *	 passed since the last sweep.  Once a minute a cycle of the full one
- *	 (scans of the whole queue, which behind an old snapshot read every
- *	 row version the snapshot keeps: issue 38) begins instead: one piece
- *	 of a bounded number of heap blocks at each round's end, the next
- *	 round at once, until the cycle is over; deliveries go on between the
- *	 pieces.  It exits when it has had
+ *	 passed since the last sweep, and with the full one (a scan of the
+ *	 whole queue) instead once a minute: behind an old snapshot the full
+ *	 one reads every row version the snapshot keeps (issue 38).  It exits when it has had
  *	 nothing to do (no event handled, no failure recorded) for
  *	 ddl_notify.worker_idle_timeout, or at once when it is idle and another
  *	 database waits for a slot; before it gives its slot back it writes
@@ -59,9 +56,8 @@
  *	 idle worker of another database is asked to give up; at most
  *	 ddl_notify.max_workers_per_database serve one database.  A round's
  *	 sweep (rows nobody needs, after its deliveries) is nobody's wait: a
- *	 worker sweeping is not stuck, however long the sweep (a piece of the
- *	 full one reads up to 256 heap blocks, dead row versions an old
- *	 snapshot keeps included), and asks for no help.  The
+ *	 worker sweeping is not stuck, however long the sweep (the full one
+ *	 reads every row version an old snapshot keeps), and asks for no help.  The
  *	 engine locks each subscriber's row FOR UPDATE SKIP LOCKED (G8): the
  *	 new worker skips the subscriber the busy one holds and delivers to the
  *	 others.  Work is thus handed out by subscriber.
@@ -956,11 +952,10 @@ DdlnRoundIsLong(void)
 
 /*
  * The engine says a round's deliveries are over and its sweep begins
- * (ddln_round_sweep_hook): no subscriber waits on it, so a long sweep (a
- * piece of the full one reads its blocks' every row version an old snapshot
- * keeps: issue 38) asks the launcher for no helper.  The slot says
- * "sweeping" until the round ends; the engine names a full sweep's piece
- * in pg_stat_activity after this text.
+ * (ddln_round_sweep_hook): no subscriber waits on it, so a long sweep (the
+ * full one reads every row version an old snapshot keeps: issue 38) asks
+ * the launcher for no helper.  The slot says "sweeping" until the round
+ * ends.
  */
 static void
 DdlnSweepBegins(void)
@@ -1329,7 +1324,6 @@ DdlnWorkerMain(Datum arg)
 {
 	TimestampTz last_sweep = 0;
 	TimestampTz last_full_sweep = 0;
-	bool		full_sweep_under_way = false;	/* a cycle's pieces are left */
 	TimestampTz last_busy;
 	bool		idle_round = true;	/* the last round had nothing to deliver */
 	MemoryContext loopcxt;
@@ -1378,28 +1372,20 @@ DdlnWorkerMain(Datum arg)
 		 * The sweep is the recent one (deliver.c: a walk from the position
 		 * floor, bounded), the full one (scans of the whole queue, every
 		 * row version an old snapshot keeps included: issue 38) at most
-		 * once a minute, in pieces (deliver.c, DdlnSweepPiece): while its
-		 * cycle is under way each round ends with the recent one and the
-		 * cycle's next piece.
+		 * once a minute.
 		 */
 		sweep = DDLN_SWEEP_NONE;
-		if (full_sweep_under_way ||
-			TimestampDifferenceExceeds(last_full_sweep, GetCurrentTimestamp(),
+		if (TimestampDifferenceExceeds(last_full_sweep, GetCurrentTimestamp(),
 									   DDLN_FULL_SWEEP_INTERVAL_MS))
-			sweep = DDLN_SWEEP_PIECE;
+			sweep = DDLN_SWEEP_FULL;
 		else if (idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
 														  DDLN_SWEEP_INTERVAL_MS))
 			sweep = DDLN_SWEEP_RECENT;
 		DdlnRunRound(loopcxt, sweep, &result);
 		if (sweep != DDLN_SWEEP_NONE)
 			last_sweep = GetCurrentTimestamp();
-		if (sweep == DDLN_SWEEP_PIECE)
-		{
-			/* the minute counts from a cycle's end */
-			full_sweep_under_way = !result.sweep_over;
-			if (result.sweep_over)
-				last_full_sweep = last_sweep;
-		}
+		if (sweep == DDLN_SWEEP_FULL)
+			last_full_sweep = last_sweep;
 
 		idle_round = (result.handled == 0);
 		if (result.handled > 0 || result.failures > 0)
@@ -1416,9 +1402,6 @@ DdlnWorkerMain(Datum arg)
 		(void) DdlnEndRound(&result);
 		if (result.handled > 0)
 			DdlnGatherStream(round_start);
-		/* the full sweep's next piece, after the next round's deliveries */
-		if (full_sweep_under_way)
-			continue;
 
 		pgstat_report_activity(STATE_IDLE, "ddl_notify worker: idle");
 		if (!DdlnWorkerWait(result.next_retry, last_busy, result.busy > 0))
