@@ -485,14 +485,7 @@ DdlnJsonString(DdlnJsonbState *st, const char *s)
 {
 	JsonbValue	v;
 
-	if (s == NULL)
-		v.type = jbvNull;
-	else
-	{
-		v.type = jbvString;
-		v.val.string.val = (char *) s;
-		v.val.string.len = strlen(s);
-	}
+	DdlnJsonbStringValue(&v, s);
 	DdlnJsonPush(st, &v);
 }
 

@@ -233,20 +233,27 @@ DdlnJvAdd(JsonbValue *container, const char *key, const JsonbValue *value)
 	pair->order = container->val.object.nPairs++;
 }
 
+/* "v" set to the string "s", or to JSON null for NULL (both builders' strings) */
+static inline void
+DdlnJsonbStringValue(JsonbValue *v, const char *s)
+{
+	if (s == NULL)
+		v->type = jbvNull;
+	else
+	{
+		v->type = jbvString;
+		v->val.string.val = (char *) s;
+		v->val.string.len = strlen(s);
+	}
+}
+
 /* key: "s" (JSON null for NULL) */
 static inline void
 DdlnJvString(JsonbValue *obj, const char *key, const char *s)
 {
 	JsonbValue	v;
 
-	if (s == NULL)
-		v.type = jbvNull;
-	else
-	{
-		v.type = jbvString;
-		v.val.string.val = (char *) s;
-		v.val.string.len = strlen(s);
-	}
+	DdlnJsonbStringValue(&v, s);
 	DdlnJvAdd(obj, key, &v);
 }
 
