@@ -92,7 +92,8 @@
  * - The sweep at a round's end (rows nobody needs) comes in two kinds
  *	 (issue 38).  The full one, DdlnPurge, scans the whole queue, so it
  *	 reads every row version an old snapshot keeps: CALL deliver() and
- *	 unsubscribe() run it, the worker at most once a minute.  The recent
+ *	 unsubscribe() run it, the worker at most once a minute (less often
+ *	 when it takes long: worker.c).  The recent
  *	 one, DdlnSweepRecent, finds the same rows by a walk from the position
  *	 floor (fetch.c, at most DDLN_SWEEP_VISIT events a time) and deletes
  *	 them by ctid, each tested again under its row lock; only an event

@@ -21,7 +21,10 @@
  *	 recent sweep (deliver.c) when nothing was delivered or a second has
  *	 passed since the last sweep, and with the full one (a scan of the
  *	 whole queue) instead once a minute: behind an old snapshot the full
- *	 one reads every row version the snapshot keeps (issue 38).  It exits when it has had
+ *	 one reads every row version the snapshot keeps (issue 38), so the
+ *	 next one waits a hundred times the last one's duration when that is
+ *	 longer (at most an hour): full sweeps take about 1% of a worker's
+ *	 time however long the snapshot is held.  It exits when it has had
  *	 nothing to do (no event handled, no failure recorded) for
  *	 ddl_notify.worker_idle_timeout, or at once when it is idle and another
  *	 database waits for a slot; before it gives its slot back it writes
@@ -140,6 +143,15 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 #define DDLN_HEALTHY_RUN_MS		10000	/* a worker that ran this long was fine */
 #define DDLN_SWEEP_INTERVAL_MS	1000	/* a delivering worker sweeps at most this often */
 #define DDLN_FULL_SWEEP_INTERVAL_MS 60000	/* ... and scans the whole queue at most this often */
+/*
+ * ... and less often as those scans grow: the next full sweep comes no
+ * sooner than this many times the last one's duration after it, so that
+ * they take at most about 1% of the worker's time, however many row
+ * versions an old snapshot keeps (issue 38: about 1 ms per MB of queue
+ * heap), and no later than DDLN_FULL_SWEEP_MAX_INTERVAL_MS.
+ */
+#define DDLN_FULL_SWEEP_STRETCH	100
+#define DDLN_FULL_SWEEP_MAX_INTERVAL_MS 3600000
 
 /*
  * A worker that has served this long gives its slot up after a round that
@@ -165,6 +177,8 @@ PGDLLEXPORT void DdlnWorkerMain(Datum arg);
 static DdlnWorkerSlot *my_slot = NULL;
 /* wakes the launcher when a round has lasted DdlnHelpAfterMs (a worker's) */
 static TimeoutId long_round_timeout;
+/* when this worker's last sweep began (DdlnSweepBegins) */
+static TimestampTz sweep_began = 0;
 
 void
 DdlnRegisterLauncher(void)
@@ -961,6 +975,7 @@ static void
 DdlnSweepBegins(void)
 {
 	disable_timeout(long_round_timeout, false);
+	sweep_began = GetCurrentTimestamp();
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 	my_slot->sweeping = true;
 	LWLockRelease(ddln_shared->lock);
@@ -1319,11 +1334,35 @@ DdlnWorkerWait(TimestampTz next_retry, TimestampTz last_busy, bool others_busy)
 	}
 }
 
+/*
+ * When the full sweep that ended at "ended" allows the next one: a minute
+ * later, or DDLN_FULL_SWEEP_STRETCH times its own duration if that is
+ * longer (behind an old snapshot it reads every row version kept, about
+ * 1 ms per MB of queue heap: issue 38), at most an hour later.  The
+ * duration is the time since the sweep began (DdlnSweepBegins), waits on
+ * locks included; none when the round ran no sweep.
+ */
+static TimestampTz
+DdlnNextFullSweep(TimestampTz ended)
+{
+	int64		took_ms = 0;
+	int64		wait_ms;
+
+	if (sweep_began != 0 && ended > sweep_began)
+		took_ms = (ended - sweep_began) / 1000;
+	wait_ms = Max((int64) DDLN_FULL_SWEEP_INTERVAL_MS, took_ms * DDLN_FULL_SWEEP_STRETCH);
+	wait_ms = Min(wait_ms, (int64) DDLN_FULL_SWEEP_MAX_INTERVAL_MS);
+	ereport(DEBUG1,
+			(errmsg_internal("ddl_notify worker: the full sweep took %lld ms; the next one in %lld s",
+							 (long long) took_ms, (long long) (wait_ms / 1000))));
+	return TimestampTzPlusMilliseconds(ended, wait_ms);
+}
+
 void
 DdlnWorkerMain(Datum arg)
 {
 	TimestampTz last_sweep = 0;
-	TimestampTz last_full_sweep = 0;
+	TimestampTz next_full_sweep = 0;
 	TimestampTz last_busy;
 	bool		idle_round = true;	/* the last round had nothing to deliver */
 	MemoryContext loopcxt;
@@ -1372,11 +1411,12 @@ DdlnWorkerMain(Datum arg)
 		 * The sweep is the recent one (deliver.c: a walk from the position
 		 * floor, bounded), the full one (scans of the whole queue, every
 		 * row version an old snapshot keeps included: issue 38) at most
-		 * once a minute.
+		 * once a minute, and less often when it takes long
+		 * (DdlnNextFullSweep).
 		 */
 		sweep = DDLN_SWEEP_NONE;
-		if (TimestampDifferenceExceeds(last_full_sweep, GetCurrentTimestamp(),
-									   DDLN_FULL_SWEEP_INTERVAL_MS))
+		sweep_began = 0;
+		if (GetCurrentTimestamp() >= next_full_sweep)
 			sweep = DDLN_SWEEP_FULL;
 		else if (idle_round || TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
 														  DDLN_SWEEP_INTERVAL_MS))
@@ -1385,7 +1425,7 @@ DdlnWorkerMain(Datum arg)
 		if (sweep != DDLN_SWEEP_NONE)
 			last_sweep = GetCurrentTimestamp();
 		if (sweep == DDLN_SWEEP_FULL)
-			last_full_sweep = last_sweep;
+			next_full_sweep = DdlnNextFullSweep(last_sweep);
 
 		idle_round = (result.handled == 0);
 		if (result.handled > 0 || result.failures > 0)

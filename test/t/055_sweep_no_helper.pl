@@ -26,6 +26,14 @@
 #     pool_sweep_counts_as_round; the code before did the same: a second
 #     worker 500 ms into the sweep, in worker_pool() the moment the launcher
 #     registers it); a worker that never says it sweeps (no "sweeping").
+# G11 (cost)  Issue 38: the full sweep came once a minute however long it
+#     took, and behind a snapshot held long enough (about 1 ms per MB of
+#     queue heap) it would take most of the worker's time.  Now the next
+#     one waits 100 times the last one's duration when that is longer than
+#     a minute (at most an hour).  Here the held sweep lasted over 2 s: the
+#     worker's DEBUG1 line must put the next one 100 times that later.
+#     Catches: the next full sweep a minute later whatever the last one
+#     took (mutation worker_full_sweep_not_stretched; the code before).
 
 use strict;
 use warnings FATAL => 'all';
@@ -40,7 +48,8 @@ my $node = DdlNotifyTest::new_node('sweep_no_helper',
 	conf => "ddl_notify.max_workers = 2\n"
 	  . "ddl_notify.max_workers_per_database = 2\n"
 	  . "ddl_notify.lock_timeout = '10min'\n"
-	  . "max_prepared_transactions = 2\n");
+	  . "max_prepared_transactions = 2\n"
+	  . "log_min_messages = debug1\n");
 my $db = 'app';
 $node->safe_psql('postgres', "CREATE DATABASE $db");
 DdlNotifyTest::setup_db($node, $db);
@@ -51,6 +60,7 @@ is(DdlNotifyTest::wait_for_delivery($node, $db), 't', 'the first DDL is delivere
 # the queue locked against every write, by a transaction that outlives a restart
 $node->safe_psql($db,
 	"BEGIN; LOCK TABLE ddl_notify.event IN SHARE MODE; PREPARE TRANSACTION 'hold'");
+my $offset = -s $node->logfile;
 $node->restart;
 
 my $pool = "FROM ddl_notify.worker_pool() WHERE database = '$db'";
@@ -82,6 +92,15 @@ SKIP:
 }
 
 $node->safe_psql($db, "COMMIT PREPARED 'hold'");
+ok( $node->wait_for_log(
+		qr/the full sweep took \d+ ms; the next one in \d+ s/, $offset),
+	'the held sweep ends');
+my ($took_ms, $next_s) = slurp_file($node->logfile, $offset)
+  =~ /the full sweep took (\d+) ms; the next one in (\d+) s/;
+note("the held full sweep took $took_ms ms; the next one in $next_s s");
+cmp_ok($took_ms, '>=', 2000, 'the full sweep was held over 2 s');
+is($next_s, int($took_ms * 100 / 1000),
+	'G11: the next full sweep waits 100 times the last one\'s duration');
 my @after = DdlNotifyTest::create_tables($node, $db, 'after', 1, 1);
 is(DdlNotifyTest::wait_for_delivery($node, $db), 't', 'the sweep ends; a new DDL is delivered');
 DdlNotifyTest::check_exactly_once($node, $db, 'a', [ @first, @after ], 'G14 sweep');
