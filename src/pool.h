@@ -48,6 +48,7 @@ typedef struct DdlnWorkerSlot
 	bool		handler_ended;	/* exits: the handler timeout ended it */
 	TimestampTz since;			/* serving its database since */
 	TimestampTz round_since;	/* the round in progress began; 0 if none */
+	TimestampTz no_help_before; /* no helper before (a long sweep's backlog) */
 	TimestampTz last_round;
 	int64		delivered;		/* handler calls committed by this worker */
 } DdlnWorkerSlot;

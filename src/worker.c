@@ -60,7 +60,10 @@
  *	 ddl_notify.max_workers_per_database serve one database.  A round's
  *	 sweep (rows nobody needs, after its deliveries) is nobody's wait: a
  *	 worker sweeping is not stuck, however long the sweep (the full one
- *	 reads every row version an old snapshot keeps), and asks for no help.  The
+ *	 reads every row version an old snapshot keeps), and asks for no help;
+ *	 nor does it for as long again after the sweep ended, while it delivers
+ *	 the commits that came during the sweep (a worker that keeps up
+ *	 delivers them in less time than they took to come).  The
  *	 engine locks each subscriber's row FOR UPDATE SKIP LOCKED (G8): the
  *	 new worker skips the subscriber the busy one holds and delivers to the
  *	 others.  Work is thus handed out by subscriber.
@@ -540,6 +543,19 @@ DdlnHelpAfterMs(const DdlnWorkerSlot *s)
 	return s->warm ? DDLN_HELP_AFTER_MS : DDLN_HELP_AFTER_FIRST_MS;
 }
 
+/*
+ * When the round in progress of this slot may get help: DdlnHelpAfterMs
+ * into it, and not before the slot's no_help_before (after a long sweep,
+ * the commits that waited for it are being delivered: DdlnEndRound).
+ */
+static TimestampTz
+DdlnHelpAt(const DdlnWorkerSlot *s)
+{
+	TimestampTz at = TimestampTzPlusMilliseconds(s->round_since, DdlnHelpAfterMs(s));
+
+	return Max(at, s->no_help_before);
+}
+
 /* Is some slot of this database not stuck in a long round (starting, idle, sweeping)? */
 static bool
 DdlnDatabaseHasFreshWorker(Oid dboid, TimestampTz now)
@@ -551,7 +567,7 @@ DdlnDatabaseHasFreshWorker(Oid dboid, TimestampTz now)
 		if (!DdlnSlotServes(s, dboid))
 			continue;
 		if (s->state == DDLN_W_STARTING || s->round_since == 0 || s->sweeping ||
-			!TimestampDifferenceExceeds(s->round_since, now, DdlnHelpAfterMs(s)))
+			now < DdlnHelpAt(s))
 			return true;
 	}
 	return false;
@@ -582,10 +598,9 @@ DdlnLauncherHelp(TimestampTz now, int nfree, long *sleep_ms)
 
 		if (s->state != DDLN_W_RUNNING || s->stop || s->round_since == 0 || s->sweeping)
 			continue;
-		if (!TimestampDifferenceExceeds(s->round_since, now, DdlnHelpAfterMs(s)))
+		if (now < DdlnHelpAt(s))
 		{
-			TimestampDifference(now, TimestampTzPlusMilliseconds(s->round_since, DdlnHelpAfterMs(s)),
-								&secs, &usecs);
+			TimestampDifference(now, DdlnHelpAt(s), &secs, &usecs);
 			*sleep_ms = Min(*sleep_ms, secs * 1000 + usecs / 1000 + 1);
 			continue;
 		}
@@ -969,7 +984,9 @@ DdlnRoundIsLong(void)
  * (ddln_round_sweep_hook): no subscriber waits on it, so a long sweep (the
  * full one reads every row version an old snapshot keeps: issue 38) asks
  * the launcher for no helper.  The slot says "sweeping" until the round
- * ends.
+ * ends; the rounds that deliver what was committed meanwhile get no helper
+ * for as long again (DdlnEndRound: a second worker then shared the stream
+ * at about twice the CPU per delivery for the rest of the run).
  */
 static void
 DdlnSweepBegins(void)
@@ -1232,12 +1249,19 @@ static bool
 DdlnEndRound(const DdlnRoundResult *result)
 {
 	bool		others_wait;
+	TimestampTz now = GetCurrentTimestamp();
 
 	LWLockAcquire(ddln_shared->lock, LW_EXCLUSIVE);
 	my_slot->round_since = 0;
 	my_slot->sweeping = false;
 	my_slot->warm = true;
-	my_slot->last_round = GetCurrentTimestamp();
+	my_slot->last_round = now;
+	/*
+	 * the commits that waited for this round's sweep: as long again (a short
+	 * sweep in the rounds after a long one leaves its time as it is)
+	 */
+	if (sweep_began != 0 && now > sweep_began)
+		my_slot->no_help_before = Max(my_slot->no_help_before, now + (now - sweep_began));
 	my_slot->delivered += result->delivered;
 	others_wait = ddln_shared->nwaiting > 0;
 	LWLockRelease(ddln_shared->lock);
