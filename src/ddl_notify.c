@@ -62,8 +62,9 @@ static void DdlnProcessUtility(PlannedStmt *pstmt, const char *queryString,
 							   ParamListInfo params, QueryEnvironment *queryEnv,
 							   DestReceiver *dest, QueryCompletion *qc);
 
-void
-_PG_init(void)
+/* The settings of capture: what an event records, and its WAL messages. */
+static void
+DdlnDefineCaptureSettings(void)
 {
 	DefineCustomBoolVariable("ddl_notify.capture_temp",
 							 "Records DDL on temporary objects too.",
@@ -75,6 +76,32 @@ _PG_init(void)
 							 "Turn it off when statements may carry secrets that must not be kept.",
 							 &ddln_capture_query, true,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddl_notify.wal_messages",
+							 "Also writes each recorded event to the WAL as a transactional logical decoding message with prefix \"ddl_notify\".",
+							 "Change-data-capture consumers of logical decoding (pgoutput with messages, test_decoding, wal2json) then see the DDL among the row changes. Needs wal_level = logical.",
+							 &ddln_wal_messages, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.wal_message_version",
+							"Sets the format version of the logical decoding messages ddl_notify.wal_messages writes.",
+							"2 (the default): the event row, whose details carry the relation before and after the command and the changes. 1: the format of ddl_notify 0.1.0, with its \"table\" key, for consumers written for it.",
+							&ddln_wal_message_version, DDLN_WAL_MESSAGE_VERSION, 1, 2,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddl_notify.max_query_length",
+							"Sets the longest statement text stored in ddl_notify.event.query, in bytes.",
+							"A longer text is cut at a character boundary and ends with a note saying how much was cut. -1 stores texts whole.",
+							&ddln_max_query_length, 65536, -1, INT_MAX / 4,
+							PGC_SUSET, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddl_notify.capture_changes",
+							 "Records what a command did to a relation's shape: \"before\", \"after\" and \"changes\" in an event's details.",
+							 "On by default. Off, none of it is computed: the lowest capture cost, for those who need only the command and its objects.",
+							 &ddln_capture_changes, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+}
+
+/* The settings of delivery, of subscribers and of the worker pool. */
+static void
+DdlnDefineDeliverySettings(void)
+{
 	DefineCustomIntVariable("ddl_notify.batch_size",
 							"Sets how many events one delivery transaction hands to a subscriber at most.",
 							"After a failure the engine retries with smaller batches to isolate the failing event.",
@@ -112,28 +139,11 @@ _PG_init(void)
 							"Commits wake the worker at once; this is only the fallback.",
 							&ddln_poll_interval, 5000, 10, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-
 	DefineCustomIntVariable("ddl_notify.stream_interval",
 							"Sets how often a delivery worker starts a round at most while commits keep coming.",
 							"A commit after a quiet interval is delivered at once; under a stream, commits gather for up to this long. Zero starts a round for each wake-up.",
 							&ddln_stream_interval, 2, 0, 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("ddl_notify.wal_messages",
-							 "Also writes each recorded event to the WAL as a transactional logical decoding message with prefix \"ddl_notify\".",
-							 "Change-data-capture consumers of logical decoding (pgoutput with messages, test_decoding, wal2json) then see the DDL among the row changes. Needs wal_level = logical.",
-							 &ddln_wal_messages, false,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("ddl_notify.wal_message_version",
-							"Sets the format version of the logical decoding messages ddl_notify.wal_messages writes.",
-							"2 (the default): the event row, whose details carry the relation before and after the command and the changes. 1: the format of ddl_notify 0.1.0, with its \"table\" key, for consumers written for it.",
-							&ddln_wal_message_version, DDLN_WAL_MESSAGE_VERSION, 1, 2,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("ddl_notify.max_query_length",
-							"Sets the longest statement text stored in ddl_notify.event.query, in bytes.",
-							"A longer text is cut at a character boundary and ends with a note saying how much was cut. -1 stores texts whole.",
-							&ddln_max_query_length, 65536, -1, INT_MAX / 4,
-							PGC_SUSET, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	DefineCustomIntVariable("ddl_notify.batch_memory",
 							"Sets how much event data one delivery transaction reads at most.",
 							"A batch ends at ddl_notify.batch_size events or once the events it read pass this size, whichever comes first; the event that passes it is still delivered.",
@@ -154,18 +164,18 @@ _PG_init(void)
 							"A commit in a database without a worker starts one; an idle worker also leaves at once when another database waits for a slot.",
 							&ddln_worker_idle_timeout, 10000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-
 	DefineCustomIntVariable("ddl_notify.max_workers_per_database",
 							"Sets how many delivery workers may serve one database at once.",
 							"A second worker serves the other subscribers of a database whose worker is busy in a slow handler; 1 turns that off.",
 							&ddln_max_workers_per_database, 2, 1, 1024,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+}
 
-	DefineCustomBoolVariable("ddl_notify.capture_changes",
-							 "Records what a command did to a relation's shape: \"before\", \"after\" and \"changes\" in an event's details.",
-							 "On by default. Off, none of it is computed: the lowest capture cost, for those who need only the command and its objects.",
-							 &ddln_capture_changes, true,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+void
+_PG_init(void)
+{
+	DdlnDefineCaptureSettings();
+	DdlnDefineDeliverySettings();
 
 	MarkGUCPrefixReserved("ddl_notify");
 
