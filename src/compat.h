@@ -68,36 +68,64 @@
 #endif
 
 /*
- * A column's statistics target (ALTER TABLE ... ALTER COLUMN ... SET
- * STATISTICS), -1 for the default: up to 16 pg_attribute.attstattarget is
- * an int4 of the tuple descriptor's fixed part, -1 by default; 17 made it a
- * nullable int2 outside the fixed part (NULL by default, SET STATISTICS -1
- * or DEFAULT stores NULL), read from the column's catalog row then.
+ * The statistics target of each column of "rel" (ALTER TABLE ... ALTER
+ * COLUMN ... SET STATISTICS), -1 for the default, into targets[attnum - 1]:
+ * up to 16 pg_attribute.attstattarget is an int4 of the tuple descriptor's
+ * fixed part, -1 by default; 17 made it a nullable int2 outside the fixed
+ * part (NULL by default, SET STATISTICS -1 or DEFAULT stores NULL), read
+ * from the relation's catalog rows then, in one scan of them: a catalog
+ * cache lookup per column missed for every column of a table no statement
+ * of the session had read (about 8,000 instructions each: on 18, 3 times
+ * the statement's own cost for the two images of an ADD COLUMN on a table
+ * of 100 columns).
  */
 #if PG_VERSION_NUM >= 170000
-#include "utils/syscache.h"
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/pg_attribute.h"
+#include "utils/fmgroids.h"
 
-static inline int
-DdlnAttStatTarget(Oid relid, Form_pg_attribute att)
+static inline void
+DdlnAttStatTargets(Relation rel, int *targets)
 {
-	HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
-									  Int16GetDatum(att->attnum));
-	int			target = -1;
+	int			natts = RelationGetDescr(rel)->natts;
+	Relation	attrel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
 
-	if (HeapTupleIsValid(tup))
+	for (int i = 0; i < natts; i++)
+		targets[i] = -1;
+	attrel = table_open(AttributeRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_attribute_attrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationGetRelid(rel)));
+	ScanKeyInit(&key[1], Anum_pg_attribute_attnum, BTGreaterStrategyNumber, F_INT2GT,
+				Int16GetDatum(0));
+	scan = systable_beginscan(attrel, AttributeRelidNumIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
+		AttrNumber	attnum = ((Form_pg_attribute) GETSTRUCT(tup))->attnum;
 		bool		isnull;
-		Datum		d = SysCacheGetAttr(ATTNUM, tup, Anum_pg_attribute_attstattarget,
-										&isnull);
+		Datum		d;
 
+		if (attnum < 1 || attnum > natts)
+			continue;
+		d = heap_getattr(tup, Anum_pg_attribute_attstattarget, RelationGetDescr(attrel), &isnull);
 		if (!isnull)
-			target = DatumGetInt16(d);
-		ReleaseSysCache(tup);
+			targets[attnum - 1] = DatumGetInt16(d);
 	}
-	return target;
+	systable_endscan(scan);
+	table_close(attrel, AccessShareLock);
 }
 #else
-#define DdlnAttStatTarget(relid, att)	((int) (att)->attstattarget)
+static inline void
+DdlnAttStatTargets(Relation rel, int *targets)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+		targets[i] = TupleDescAttr(desc, i)->attstattarget;
+}
 #endif
 
 /*

@@ -478,18 +478,26 @@ DdlnImageMayReuse(const DdlnImage *like, const DdlnImage *img)
  * or NULL.  A constraint validated or made deferrable in place keeps its
  * OID, and so does an index given storage parameters (ALTER INDEX ... SET)
  * or made valid (ALTER INDEX ... ATTACH PARTITION): its definition is
- * printed again.
+ * printed again.  Both images list their parts in the same order, so the
+ * search starts where the last one ended ("*from", 0 at first) and a
+ * relation's parts cost one comparison each, not one per pair; a part that
+ * moved (a rename) costs one pass.
  */
 static char *
-DdlnReusedDefinition(const DdlnImgPart *parts, int n, const DdlnImgPart *part)
+DdlnReusedDefinition(const DdlnImgPart *parts, int n, const DdlnImgPart *part, int *from)
 {
-	for (int i = 0; i < n; i++)
+	for (int k = 0; k < n; k++)
 	{
+		int			i = (*from + k) % n;
+
 		if (parts[i].oid == part->oid && strcmp(parts[i].name, part->name) == 0 &&
 			parts[i].validated == part->validated && parts[i].deferrable == part->deferrable &&
 			parts[i].deferred == part->deferred &&
 			DdlnImgSameStrings(parts[i].reloptions, part->reloptions))
+		{
+			*from = i + 1;
 			return parts[i].definition;
+		}
 	}
 	return NULL;
 }
@@ -555,6 +563,7 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	char	  **defaults;
+	int		   *targets;
 	DdlnTypeMemo types;
 
 	/* defaults and generated expressions, by attnum (NULL: none) */
@@ -573,6 +582,10 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 												   ObjectIdGetDatum(img->relid)));
 		}
 	}
+
+	/* statistics targets, by attnum - 1 (compat.h) */
+	targets = palloc(sizeof(int) * Max(desc->natts, 1));
+	DdlnAttStatTargets(rel, targets);
 
 	types.n = types.next = 0;
 	/*
@@ -605,7 +618,7 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 		/* a type of fixed length is stored plain, and its columns too */
 		col->type_storage = att->attlen == -1 ? get_typstorage(att->atttypid) : att->attstorage;
 		col->compression = att->attcompression;
-		col->statistics = DdlnAttStatTarget(img->relid, att);
+		col->statistics = targets[i];
 		if (att->attgenerated != '\0')
 		{
 			col->generated = defaults ? defaults[att->attnum] : NULL;
@@ -628,6 +641,32 @@ DdlnNotNullNameIsDefault(const char *name, const char *rel, const char *column)
 }
 
 /*
+ * The column of attnum "attnum" in an image, or NULL (a dropped one): a
+ * binary search, the columns being in attnum order (one NOT NULL
+ * constraint per column costs log n, not n, so a wide table's image is
+ * not quadratic in its columns).
+ */
+static DdlnImgColumn *
+DdlnImageColumnOf(DdlnImage *img, AttrNumber attnum)
+{
+	int			lo = 0;
+	int			hi = img->ncolumns - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (img->columns[mid].attnum == attnum)
+			return &img->columns[mid];
+		if (img->columns[mid].attnum < attnum)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+/*
  * A column's NOT NULL constraint (18 on: pg_constraint has one per column
  * that is NOT NULL), into the column's image: its name, and whether that is
  * not the default (a constraint named by CONSTRAINT, kept through a rename
@@ -637,20 +676,14 @@ DdlnNotNullNameIsDefault(const char *name, const char *rel, const char *column)
 static void
 DdlnImageNotNullName(DdlnImage *img, HeapTuple contup, Form_pg_constraint con)
 {
-	AttrNumber	attnum = DdlnNotNullAttnum(contup);
+	DdlnImgColumn *col = DdlnImageColumnOf(img, DdlnNotNullAttnum(contup));
 
-	for (int i = 0; i < img->ncolumns; i++)
-	{
-		DdlnImgColumn *col = &img->columns[i];
-
-		if (col->attnum != attnum)
-			continue;
-		col->not_null_name = pstrdup(NameStr(con->conname));
-		col->not_null_named = !DdlnNotNullNameIsDefault(col->not_null_name, img->name, col->name);
-		col->not_null_no_inherit = con->connoinherit;
-		col->not_null_not_valid = !con->convalidated;
+	if (col == NULL)
 		return;
-	}
+	col->not_null_name = pstrdup(NameStr(con->conname));
+	col->not_null_named = !DdlnNotNullNameIsDefault(col->not_null_name, img->name, col->name);
+	col->not_null_no_inherit = con->connoinherit;
+	col->not_null_not_valid = !con->convalidated;
 }
 
 /*
@@ -663,6 +696,7 @@ static void
 DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse, bool partition)
 {
 	int			allocated = 4;
+	int			from = 0;		/* DdlnReusedDefinition's */
 	Relation	catrel;
 	ScanKeyData key;
 	SysScanDesc scan;
@@ -708,7 +742,7 @@ DdlnImageReadConstraints(DdlnImage *img, const DdlnImage *like, bool reuse, bool
 		part->deferred = con->condeferred;
 		part->inherited = !con->conislocal && !partition;
 		if (reuse)
-			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints, part);
+			part->definition = DdlnReusedDefinition(like->constraints, like->nconstraints, part, &from);
 		if (part->definition == NULL)
 			part->definition =
 				DdlnTextResult(DirectFunctionCall1(pg_get_constraintdef, ObjectIdGetDatum(con->oid)));
@@ -1544,6 +1578,7 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 {
 	Oid			replident_index = InvalidOid;
 	int			n = 0;
+	int			from = 0;		/* DdlnReusedDefinition's */
 	DdlnIndexRows *rows;
 	Relation	catrel;
 	DdlnIndexPrinter pr = {0};
@@ -1585,7 +1620,7 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 			replident_index = indexid;
 		part->reloptions = DdlnRelOptionStrings(ctup);
 		if (reuse)
-			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part);
+			part->definition = DdlnReusedDefinition(like->indexes, like->nindexes, part, &from);
 		if (part->definition == NULL)
 		{
 			/* the table as generate_qualified_relation_name prints it */
