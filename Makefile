@@ -19,6 +19,10 @@
 #                           calls) while a REPEATABLE READ snapshot is held
 #                           (SNAPSHOT_HOLD seconds, default 600): a series
 #                           (test/bench/snapshot_hold.sh)
+#   make bench-images       what the relation images cost beside the
+#                           statement they describe, in instructions
+#                           (callgrind), at growing table sizes; IC_SHAPES
+#                           (test/bench/image_cost.sh)
 #   make mutate             every test/mutations/*.patch: its tests must fail
 #                           on a build with it applied (test/tools/mutate.sh);
 #                           MUTATION=NAME for one
@@ -39,7 +43,8 @@
 #                           (test/replay/run.sh, replay.py's header)
 #   make test-versions      make test against PostgreSQL 17, 18 and 19, each in
 #                           a Debian chroot built once and cached
-#                           (test/tools/versions.sh); VERSIONS="18" for some
+#                           (test/tools/versions.sh); VERSIONS="18" for some,
+#                           VERSION_JOBS=3 for all three at once
 #   make test-pg-regress-18 make test-pg-regress inside the 18 chroot (CI runs
 #                           both)
 #   make test-replay-versions  make test-replay inside the 18, 17 and 19
@@ -117,7 +122,7 @@ $(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control META.
 		{ echo "META.json: a version is not '$(EXTVERSION)'" >&2; exit 1; }
 	cp $< $@
 
-.PHONY: deps demo test bench bench-scale bench-snapshot mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replay-versions test-replication test-replication-versions test-fault-soak
+.PHONY: deps demo test bench bench-scale bench-snapshot bench-images mutate test-pg-regress test-replay test-ecosystem coverage dist deb test-deb test-versions test-pg-regress-18 test-replay-18 test-replay-versions test-replication test-replication-versions test-fault-soak
 deps:
 	@bash test/tools/deps.sh
 
@@ -141,6 +146,10 @@ bench-scale: deps
 bench-snapshot: deps
 	@bash test/tools/build.sh
 	@bash test/bench/snapshot_hold.sh
+
+bench-images: deps
+	@bash test/tools/build.sh
+	@bash test/bench/image_cost.sh
 
 mutate: deps
 	@WERROR=1 bash test/tools/build.sh

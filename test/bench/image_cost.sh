@@ -2,8 +2,9 @@
 # test/bench/image_cost.sh: what the relation images (details.before, after,
 # changes) cost beside the statement they describe, in instructions
 # (valgrind --tool=callgrind), at growing relation sizes (issue 38).  Not
-# part of `make bench` (it needs valgrind and takes minutes); run it by hand:
-#     bash test/bench/image_cost.sh
+# part of `make bench` (it needs valgrind and takes minutes): `make
+# bench-images` builds, installs and runs it (in a chroot of another version
+# too: TARGET=bench-images test/tools/versions.sh 18).
 #
 # What it prints, for each relation shape (columns x indexes, IC_SHAPES) and
 # each statement (ALTER TABLE ... ADD COLUMN, CREATE INDEX):

@@ -14,7 +14,7 @@
 # Usage: versions.sh [VERSION...]      default: 17 18 19
 #        TARGET=test-pg-regress versions.sh 18   another make target inside
 #        ONLY=regex versions.sh ...      passed on to make test
-#        (REPLAY_ONLY, REPLAY_CORPUS and REPLAY_VERBOSE are passed on too)
+#        (REPLAY_ONLY, REPLAY_CORPUS, REPLAY_VERBOSE, IC_* and BENCH_* are passed on too)
 #        TARGET=test-replay REGRESS_SOURCE_FROM=18 versions.sh 18 17 19
 #                                        replays 18's regression files on 17
 #                                        and 19 too (Debian serves no source
@@ -22,7 +22,17 @@
 #        REPLAY_UPDATE=1 TARGET=test-replay versions.sh 17   records the
 #                                        version's test/replay/expected-*-17.txt
 #                                        and copies them back here
+#        TARGET=bench-images versions.sh 18   a benchmark there (its figures
+#                                        in the log; only its exit status
+#                                        counts)
 #        versions.sh --prepare [VERSION...]      build the chroots only
+#        versions.sh --tools             install debootstrap only (the one
+#                                        package this script takes from this
+#                                        machine's apt; .ci/run does it
+#                                        before its lanes, see there)
+#        VERSION_JOBS=3 versions.sh ...  up to 3 versions at once (default
+#                                        1); with REGRESS_SOURCE_FROM, that
+#                                        version runs first, alone
 #
 # Rules:
 # - Root only (debootstrap, chroot, mount).  The chroots live in
@@ -37,16 +47,26 @@
 #   unmounted by the next).  One run at a time per chroot (flock on
 #   $DDLN_CHROOT_DIR/pgNN.lock).  /dev is a recursive bind
 #   made a slave first, so unmounting it never touches the host's /dev.
-# - The repository's working tree (without .git and test results) is copied
-#   into the chroot's /root/ddl_notify afresh for every run; make runs there
+# - The repository's working tree (without .git, test results and what a
+#   build or package build generates, which .ci/run's other lane may be
+#   writing at that moment) is copied into the chroot's /root/ddl_notify
+#   afresh for every run; make runs there
 #   as root with a clean environment (the test tools drop to the postgres
 #   user), so nothing of the host's PostgreSQL or PG_CONFIG leaks in.
 # - Each version's output goes to its log ($DDLN_CHROOT_DIR/logs/pgNN.log)
-#   and, with the chroot paths, to stdout; then one line per version
+#   and, with the chroot paths, to stdout (with VERSION_JOBS above 1, each
+#   version's whole output once it ended, in the order given, never
+#   interleaved);
+#   then one line per version
 #   "PostgreSQL NN (server version): N passed, M failed (S s)" and a last
 #   line "N passed, M failed" adding them up.  A version whose chroot could
 #   not be built, or whose run printed no counts, counts one failure.  The
 #   exit status is 0 only when M is 0.
+# - Versions run at once share nothing but the machine: each has its own
+#   chroot, lock, mounts and repository copy, and every server a test starts
+#   listens on a unix socket in that chroot only (listen_addresses = '').
+#   make test leaves about half of this 2-core machine's CPU idle (it waits
+#   on servers and workers), so .ci/run runs the three versions at once.
 set -uo pipefail
 # shellcheck source=pg-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pg-env.sh"
@@ -56,10 +76,15 @@ TARGET=${TARGET:-test}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 COMMON_PKGS=(gcc make perl libipc-run-perl python3 python3-psycopg2 python3-django procps dpkg-dev ca-certificates)
 MOUNTED=()
+JOB_PIDS=()	# versions running at once (VERSION_JOBS)
 
 PREPARE_ONLY=
+TOOLS_ONLY=
 if [[ ${1:-} == --prepare ]]; then
 	PREPARE_ONLY=1
+	shift
+elif [[ ${1:-} == --tools ]]; then
+	TOOLS_ONLY=1
 	shift
 fi
 VERSIONS=("$@")
@@ -150,6 +175,11 @@ cleanup()
 {
 	local rc=$?
 	trap - EXIT INT TERM HUP
+	# versions still running at once (VERSION_JOBS) end with this run
+	if ((${#JOB_PIDS[@]})); then
+		kill -TERM "${JOB_PIDS[@]}" 2>/dev/null
+		wait
+	fi
 	do_umount
 	exit "$rc"
 }
@@ -167,6 +197,18 @@ in_chroot()
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 
+# need_debootstrap: install it unless it is there (before versions run at
+# once, which would each take apt's lock).
+need_debootstrap()
+{
+	command -v debootstrap >/dev/null 2>&1 || {
+		echo "== installing debootstrap"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null ||
+			{ apt-get update -qq </dev/null &&
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null; }
+	} || { echo "versions.sh: could not install debootstrap"; return 1; }
+}
+
 # prepare VERSION: build $CACHE/pgVERSION unless it is there.
 prepare()
 {
@@ -174,12 +216,7 @@ prepare()
 	[[ -x $root/usr/lib/postgresql/$v/bin/postgres ]] && return 0
 	suite=$(suite_of "$v") || return 1
 	m=$(mirror)
-	command -v debootstrap >/dev/null 2>&1 || {
-		echo "== installing debootstrap"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null ||
-			{ apt-get update -qq </dev/null &&
-				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null; }
-	} || { echo "versions.sh: could not install debootstrap"; return 1; }
+	need_debootstrap || return 1
 	mkdir -p "$CACHE"
 	rm -rf "$tmp"
 	echo "== PostgreSQL $v: debootstrap --variant=minbase $suite from $m into $tmp"
@@ -242,8 +279,7 @@ run_version()
 	start=$SECONDS
 	lock_chroot "$v"
 	if ! prepare "$v"; then
-		SUMMARY+=("PostgreSQL $v: chroot not built: 0 passed, 1 failed")
-		TOTAL_F=$((TOTAL_F + 1))
+		record "$v" "PostgreSQL $v: chroot not built: 0 passed, 1 failed" 0 1
 		unlock_chroot
 		return
 	fi
@@ -251,7 +287,11 @@ run_version()
 	mkdir -p "$root/root/ddl_notify"
 	tar -C "$REPO" --exclude=./.git --exclude=./test/results --exclude='./tmp_check*' \
 		--exclude=./results --exclude=./output_iso --exclude=./log \
-		--exclude=./test/pgregress/cache --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . |
+		--exclude=./test/pgregress/cache --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		--exclude='./ddl_notify--*.sql' --exclude='./ddl_notify-*.tar.gz' --exclude=./build \
+		--exclude='./build-*' --exclude=__pycache__ --exclude='./debian/postgresql-*-ddl-notify' \
+		--exclude=./debian/.debhelper --exclude=./debian/tmp --exclude=./debian/files \
+		--exclude=./debian/debhelper-build-stamp --exclude='./debian/*.substvars' -cf - . |
 		tar -C "$root/root/ddl_notify" -xf -
 	# test-pg-regress keeps its source and build in the repository's cache:
 	# keep that one in the chroot across runs.
@@ -260,11 +300,16 @@ run_version()
 	regress_source=$(borrow_regress_source "$v")
 	server=$(in_chroot "$root" "/usr/lib/postgresql/$v/bin/postgres" --version 2>/dev/null | sed "s/^postgres (PostgreSQL) //")
 	echo "== PostgreSQL $v ($server): make $TARGET in $root/root/ddl_notify"
-	do_mount "$root" || { SUMMARY+=("PostgreSQL $v: mount failed: 0 passed, 1 failed"); TOTAL_F=$((TOTAL_F + 1)); do_umount; unlock_chroot; return; }
+	# the benchmarks' settings (IC_SHAPES, BENCH_KEEP, ...)
+	local passed=() var
+	for var in $(compgen -e | grep -E '^(IC|BENCH)_'); do
+		passed+=("$var=${!var}")
+	done
+	do_mount "$root" || { record "$v" "PostgreSQL $v: mount failed: 0 passed, 1 failed" 0 1; do_umount; unlock_chroot; return; }
 	in_chroot "$root" ${ONLY:+ONLY="$ONLY"} ${REPLAY_UPDATE:+REPLAY_UPDATE="$REPLAY_UPDATE"} \
 		${REPLAY_ONLY:+REPLAY_ONLY="$REPLAY_ONLY"} ${REPLAY_CORPUS:+REPLAY_CORPUS="$REPLAY_CORPUS"} \
 		${REPLAY_VERBOSE:+REPLAY_VERBOSE="$REPLAY_VERBOSE"} \
-		${regress_source:+REPLAY_REGRESS_SOURCE="$regress_source"} \
+		${regress_source:+REPLAY_REGRESS_SOURCE="$regress_source"} "${passed[@]}" \
 		make -C /root/ddl_notify "$TARGET" </dev/null 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	do_umount
@@ -277,14 +322,46 @@ run_version()
 	fi
 	unlock_chroot
 	counts=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$log" | tail -n 1)
+	# a benchmark (bench-*) prints figures, not counts: only its status counts
+	[[ -n $counts || $TARGET != bench-* ]] || counts="0 0"
 	[[ -n $counts ]] || { echo "versions.sh: make $TARGET on PostgreSQL $v printed no counts (status $rc)"; counts="0 1"; }
 	read -r p f <<<"$counts"
 	((rc == 0 || f > 0)) || { echo "versions.sh: make $TARGET on PostgreSQL $v exited with status $rc"; f=1; }
-	SUMMARY+=("PostgreSQL $v ($server): $p passed, $f failed ($((SECONDS - start)) s)")
-	TOTAL_P=$((TOTAL_P + p))
-	TOTAL_F=$((TOTAL_F + f))
+	record "$v" "PostgreSQL $v ($server): $p passed, $f failed ($((SECONDS - start)) s)" "$p" "$f"
 }
 
+# record VERSION LINE PASSED FAILED: a version's outcome, in a file, so that
+# a version run in a subshell (VERSION_JOBS) reports it too.
+record()
+{
+	printf '%s\n%s %s\n' "$2" "$3" "$4" >"$CACHE/logs/pg$1.result"
+}
+
+# run_job VERSION: run_version in the background, its output into
+# $CACHE/logs/pgVERSION.out (printed by finish_job); its own mounts are
+# unmounted on its own exit.
+run_job()
+{
+	(
+		MOUNTED=()
+		JOB_PIDS=()
+		trap cleanup EXIT
+		trap 'exit 143' TERM
+		run_version "$1"
+	) >"$CACHE/logs/pg$1.out" 2>&1 &
+	JOB_PIDS+=("$!")
+}
+
+# finish_job VERSION: its output, once it ended.
+finish_job()
+{
+	cat "$CACHE/logs/pg$1.out"
+}
+
+if [[ -n $TOOLS_ONLY ]]; then
+	need_debootstrap
+	exit
+fi
 if [[ -n $PREPARE_ONLY ]]; then
 	for v in "${VERSIONS[@]}"; do
 		lock_chroot "$v"
@@ -294,13 +371,49 @@ if [[ -n $PREPARE_ONLY ]]; then
 	exit 0
 fi
 
-SUMMARY=()
+VERSION_JOBS=${VERSION_JOBS:-1}
+[[ $VERSION_JOBS =~ ^[1-9][0-9]*$ ]] || die "VERSION_JOBS must be a positive number, not '$VERSION_JOBS'"
+mkdir -p "$CACHE/logs"
+for v in "${VERSIONS[@]}"; do
+	rm -f "$CACHE/logs/pg$v.result"
+done
+# A version the others borrow the regression source from runs first, alone.
+rest=()
+for v in "${VERSIONS[@]}"; do
+	if ((VERSION_JOBS > 1)) && [[ $v != "${REGRESS_SOURCE_FROM:-}" ]]; then
+		rest+=("$v")
+	else
+		run_version "$v"
+	fi
+done
+if ((${#rest[@]})); then
+	need_debootstrap
+	echo "== PostgreSQL ${rest[*]}: make $TARGET, up to $VERSION_JOBS at once; each one's output when it ends"
+	for v in "${rest[@]}"; do
+		while (($(jobs -rp | wc -l) >= VERSION_JOBS)); do
+			wait -n
+		done
+		run_job "$v"
+	done
+	wait
+	JOB_PIDS=()
+	for v in "${rest[@]}"; do
+		finish_job "$v"
+	done
+fi
+echo "== test-versions: make $TARGET per version"
 TOTAL_P=0
 TOTAL_F=0
 for v in "${VERSIONS[@]}"; do
-	run_version "$v"
+	if [[ -f $CACHE/logs/pg$v.result ]]; then
+		{ read -r line; read -r p f; } <"$CACHE/logs/pg$v.result"
+	else
+		line="PostgreSQL $v: its run ended without a result: 0 passed, 1 failed"
+		p=0 f=1
+	fi
+	echo "$line"
+	TOTAL_P=$((TOTAL_P + p))
+	TOTAL_F=$((TOTAL_F + f))
 done
-echo "== test-versions: make $TARGET per version"
-printf '%s\n' "${SUMMARY[@]}"
 echo "$TOTAL_P passed, $TOTAL_F failed"
 ((TOTAL_F == 0))
