@@ -108,6 +108,12 @@ DdlnAttStatTargets(Relation rel, int *targets)
 		bool		isnull;
 		Datum		d;
 
+		/*
+		 * A row the relation's descriptor does not have (the scan key leaves
+		 * out attnum 0 and below; a column added after the descriptor was
+		 * built cannot be, the caller holding the relation's lock): never
+		 * written past the array.
+		 */
 		if (attnum < 1 || attnum > natts)
 			continue;
 		d = heap_getattr(tup, Anum_pg_attribute_attstattarget, RelationGetDescr(attrel), &isnull);
