@@ -72,16 +72,23 @@ import sys
 import threading
 import time
 
+import psycopg2
+
 RANK = {'equal': 3, 'stopped': 2, 'diverged': 1, 'error': 1}
 
 
 class Cluster:
-    """A temporary cluster with wal_level = logical, run by this user."""
+    """A temporary cluster with wal_level = logical, run by this user.
+    The harness's own statements go over one connection to database
+    postgres, kept open (query); those that must run in another database
+    over a connection opened for them: a psql process each would cost
+    more than the statement."""
 
     def __init__(self, bindir, work, port):
         self.bindir, self.work, self.port = bindir, work, port
         self.data = os.path.join(work, 'data')
         self.sock = work
+        self.conn = None
 
     def bin(self, name):
         return os.path.join(self.bindir, name)
@@ -101,6 +108,9 @@ class Cluster:
                         '-w', 'start'], check=True, stdout=subprocess.DEVNULL)
 
     def stop(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
         subprocess.run([self.bin('pg_ctl'), '-D', self.data, '-m', 'immediate', 'stop'],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -113,13 +123,36 @@ class Cluster:
         return subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def query(self, db, sql):
-        r = subprocess.run([self.bin('psql'), '-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1',
-                            '-d', self.connstr(db), '-c', sql],
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError('%s: %s: %s' % (db, sql, r.stderr.strip()))
-        return r.stdout.strip()
+    def connect(self, db):
+        conn = psycopg2.connect(self.connstr(db))
+        conn.autocommit = True
+        return conn
+
+    def query(self, db, *statements):
+        """Each statement in autocommit (one that holds several, separated
+        by semicolons, in one implicit transaction, as psql -c runs it),
+        in database db; the first column of the last one's first row, as
+        text ('' without one)."""
+        try:
+            if db == 'postgres':
+                if self.conn is None or self.conn.closed:
+                    self.conn = self.connect('postgres')
+                conn = self.conn
+            else:
+                conn = self.connect(db)
+            try:
+                with conn.cursor() as cur:
+                    value = ''
+                    for sql in statements:
+                        cur.execute(sql)
+                        row = cur.fetchone() if cur.description else None
+                        value = '' if row is None or row[0] is None else str(row[0])
+                    return value
+            finally:
+                if conn is not self.conn:
+                    conn.close()
+        except psycopg2.Error as e:
+            raise RuntimeError('%s: %s: %s' % (db, ' '.join(statements), str(e).strip()))
 
     def dump(self, db, exclude):
         """pg_dump --schema-only without the schema given and the
@@ -223,10 +256,10 @@ class Harness:
         for db in (src, dst):
             c.query('postgres', 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % db)
             c.query('postgres', 'CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY' % (db, template))
-        c.query(src, 'SET client_min_messages = error; CREATE EXTENSION ddl_notify')
-        c.query('postgres', 'ALTER DATABASE %s SET ddl_notify.wal_messages = on' % src)
         slot = 'replay_' + name
-        c.query(src, "SELECT pg_create_logical_replication_slot('%s', 'pgoutput')" % slot)
+        c.query(src, 'SET client_min_messages = error; CREATE EXTENSION ddl_notify',
+                'ALTER DATABASE %s SET ddl_notify.wal_messages = on' % src,
+                "SELECT pg_create_logical_replication_slot('%s', 'pgoutput')" % slot)
         return src, dst, slot
 
     def drop_pair(self, c, src, dst, slot):
