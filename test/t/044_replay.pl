@@ -132,13 +132,27 @@ SELECT pg_create_logical_replication_slot('replay_$seed', 'pgoutput');
 	my $gen = ReplayGen->new(seed => $seed);
 	my $state_query = ReplayGen::state_query();
 	my ($ok, $failed) = (0, 0);
+	# each step is one psql: its SQL, then (reached only when the SQL ran
+	# without an error: ON_ERROR_STOP) a marker line and the state for the
+	# next step, which a separate psql reads only after a failed step
+	my $marker = '044_replay: state after the step';
+	my $state = $node->safe_psql("src_$seed", $state_query);
 	for my $step (1 .. $statements)
 	{
-		my $st = decode_json($node->safe_psql("src_$seed", $state_query));
-		my $sql = $gen->next_step($st);
+		my $sql = $gen->next_step(decode_json($state));
 		note "step $step:\n$sql";
-		my ($rc, $stdout, $stderr) = $node->psql("src_$seed", $sql);
-		($rc == 0 && $stderr !~ /ERROR/) ? $ok++ : $failed++;
+		my ($rc, $stdout, $stderr) =
+		  $node->psql("src_$seed", "$sql\\echo '$marker'\n$state_query;\n");
+		if ($rc == 0 && $stderr !~ /ERROR/ && $stdout =~ /^\Q$marker\E\n(.*)\z/ms)
+		{
+			$ok++;
+			$state = $1;
+		}
+		else
+		{
+			$failed++;
+			$state = $node->safe_psql("src_$seed", $state_query);
+		}
 
 		# half way: replay what there is so far (the second run must go on
 		# from there)
