@@ -64,6 +64,7 @@
 # and the last line "N passed, M failed" (one per step).
 import argparse
 import collections
+import contextlib
 import os
 import re
 import shutil
@@ -132,27 +133,34 @@ class Cluster:
         """Each statement in autocommit (one that holds several, separated
         by semicolons, in one implicit transaction, as psql -c runs it),
         in database db; the first column of the last one's first row, as
-        text ('' without one)."""
+        text ('' without one).  The kept connection, found broken (the
+        server restarted after a crash in the step before), is made again
+        once, as a new psql would connect."""
         try:
-            if db == 'postgres':
-                if self.conn is None or self.conn.closed:
-                    self.conn = self.connect('postgres')
-                conn = self.conn
-            else:
-                conn = self.connect(db)
+            if db != 'postgres':
+                with contextlib.closing(self.connect(db)) as conn:
+                    return self.run(conn, statements)
+            if self.conn is None or self.conn.closed:
+                self.conn = self.connect('postgres')
             try:
-                with conn.cursor() as cur:
-                    value = ''
-                    for sql in statements:
-                        cur.execute(sql)
-                        row = cur.fetchone() if cur.description else None
-                        value = '' if row is None or row[0] is None else str(row[0])
-                    return value
-            finally:
-                if conn is not self.conn:
-                    conn.close()
+                return self.run(self.conn, statements)
+            except (psycopg2.OperationalError, psycopg2.InterfaceError):
+                if not self.conn.closed:
+                    raise
+            self.conn = self.connect('postgres')
+            return self.run(self.conn, statements)
         except psycopg2.Error as e:
             raise RuntimeError('%s: %s: %s' % (db, ' '.join(statements), str(e).strip()))
+
+    @staticmethod
+    def run(conn, statements):
+        with conn.cursor() as cur:
+            value = ''
+            for sql in statements:
+                cur.execute(sql)
+                row = cur.fetchone() if cur.description else None
+                value = '' if row is None or row[0] is None else str(row[0])
+            return value
 
     def dump(self, db, exclude):
         """pg_dump --schema-only without the schema given and the
