@@ -85,6 +85,30 @@ FROM ddl_notify.event e, jsonb_array_elements(e.details->'after'->'columns') c
 WHERE e.object_identity = 'si_s.st_plain'
   AND c ?| '{storage,compression,statistics}';
 
+-- the targets an "after" takes from its "before" (where a target costs a
+-- catalog read, 17 on: those of the columns no invalidation touched),
+-- looks up (a new column, a few changed) or reads again (more than 8
+-- changed): each statement's "after" shows every target as it is
+CREATE TABLE stw (c1 int, c2 int, c3 int, c4 int, c5 int, c6 int, c7 int,
+	c8 int, c9 int, c10 int, c11 int, c12 int);
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+ALTER TABLE stw ALTER COLUMN c1 SET STATISTICS 11, ALTER COLUMN c12 SET STATISTICS 112;
+ALTER TABLE stw ADD COLUMN c13 int, ALTER COLUMN c13 SET STATISTICS 113,
+	ALTER COLUMN c2 SET STATISTICS 12;
+ALTER TABLE stw DROP COLUMN c3;
+ALTER TABLE stw ALTER COLUMN c4 SET STATISTICS 14, ALTER COLUMN c5 SET STATISTICS 15,
+	ALTER COLUMN c6 SET STATISTICS 16, ALTER COLUMN c7 SET STATISTICS 17,
+	ALTER COLUMN c8 SET STATISTICS 18, ALTER COLUMN c9 SET STATISTICS 19,
+	ALTER COLUMN c10 SET STATISTICS 110, ALTER COLUMN c11 SET STATISTICS 111,
+	ALTER COLUMN c12 SET STATISTICS -1, ALTER COLUMN c1 SET STATISTICS 21;
+ALTER TABLE stw ADD COLUMN c14 int;
+SELECT op FROM pg_temp.ops(:last) WHERE op->>'op' = 'set statistics';
+SELECT e.id - :last AS n, string_agg(c->>'name' || '=' || coalesce(c->>'statistics', '-'), ' '
+	ORDER BY (c->>'attnum')::int) AS targets
+FROM ddl_notify.event e, jsonb_array_elements(e.details->'after'->'columns') c
+WHERE e.id > :last AND e.object_identity = 'si_s.stw'
+GROUP BY e.id ORDER BY e.id;
+
 --
 -- 2. CLUSTER ON, SET WITHOUT CLUSTER
 --

@@ -77,13 +77,19 @@
  * cache lookup per column missed for every column of a table no statement
  * of the session had read (about 8,000 instructions each: on 18, 3 times
  * the statement's own cost for the two images of an ADD COLUMN on a table
- * of 100 columns).
+ * of 100 columns).  DdlnAttStatTarget is one column's (17 on: its catalog
+ * cache entry, for a few columns), DDLN_STATTARGETS_READ says whether
+ * either costs a catalog read (1 from 17 on).
  */
 #if PG_VERSION_NUM >= 170000
 #include "access/genam.h"
 #include "access/table.h"
 #include "catalog/pg_attribute.h"
 #include "utils/fmgroids.h"
+#include "utils/syscache.h"
+
+/* Do the targets cost a catalog read (1), or come with the descriptor (0)? */
+#define DDLN_STATTARGETS_READ 1
 
 static inline void
 DdlnAttStatTargets(Relation rel, int *targets)
@@ -123,7 +129,29 @@ DdlnAttStatTargets(Relation rel, int *targets)
 	systable_endscan(scan);
 	table_close(attrel, AccessShareLock);
 }
+
+/* One column's, by a catalog cache lookup (its pg_attribute row). */
+static inline int
+DdlnAttStatTarget(Relation rel, AttrNumber attnum)
+{
+	HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(RelationGetRelid(rel)),
+									  Int16GetDatum(attnum));
+	int			target = -1;
+
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = SysCacheGetAttr(ATTNUM, tup, Anum_pg_attribute_attstattarget, &isnull);
+
+		if (!isnull)
+			target = DatumGetInt16(d);
+		ReleaseSysCache(tup);
+	}
+	return target;
+}
 #else
+#define DDLN_STATTARGETS_READ 0
+
 static inline void
 DdlnAttStatTargets(Relation rel, int *targets)
 {
@@ -131,6 +159,12 @@ DdlnAttStatTargets(Relation rel, int *targets)
 
 	for (int i = 0; i < desc->natts; i++)
 		targets[i] = TupleDescAttr(desc, i)->attstattarget;
+}
+
+static inline int
+DdlnAttStatTarget(Relation rel, AttrNumber attnum)
+{
+	return TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attstattarget;
 }
 #endif
 

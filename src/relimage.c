@@ -557,9 +557,15 @@ DdlnImgSameStrings(List *a, List *b)
 	return true;
 }
 
-/* The columns of "rel", in attnum order, dropped ones left out. */
+static void DdlnImageStatTargets(DdlnImage *img, Relation rel, const DdlnImage *like,
+								 int *targets);
+
+/*
+ * The columns of "rel", in attnum order, dropped ones left out ("like":
+ * DdlnImageStatTargets).
+ */
 static void
-DdlnImageReadColumns(DdlnImage *img, Relation rel)
+DdlnImageReadColumns(DdlnImage *img, Relation rel, const DdlnImage *like)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	char	  **defaults;
@@ -583,9 +589,9 @@ DdlnImageReadColumns(DdlnImage *img, Relation rel)
 		}
 	}
 
-	/* statistics targets, by attnum - 1 (compat.h) */
+	/* statistics targets, by attnum - 1 */
 	targets = palloc(sizeof(int) * Max(desc->natts, 1));
-	DdlnAttStatTargets(rel, targets);
+	DdlnImageStatTargets(img, rel, like, targets);
 
 	types.n = types.next = 0;
 	/*
@@ -935,12 +941,16 @@ DdlnOpclassOf(DdlnOpclassMemo *memo, Oid opclass, Oid *am, bool *options)
  * the sequence number it read at.  A reset of the caches (hash value 0) or
  * a full list forgets the rows of every image read before it
  * (test/t/053_image_row_reuse.pl;
- * test/mutations/images_rows_reused_unwatched.patch).
+ * test/mutations/images_rows_reused_unwatched.patch).  Where a column's
+ * statistics target costs a catalog read (compat.h), invalidations of
+ * pg_attribute rows (ATTNUM) are noted too, in a list of their own (a
+ * command that adds many columns fills it without costing the indexes
+ * their rows), and an "after" takes the target of each column whose row
+ * none touched (DdlnImageStatTargets).
  */
 #define DDLN_WATCH_SIZE 256
 typedef struct DdlnWatch
 {
-	uint64		seq;			/* invalidations noted so far */
 	uint64		lost;			/* images read before this one reuse nothing */
 	int			n;
 	int			cacheid[DDLN_WATCH_SIZE];
@@ -948,46 +958,52 @@ typedef struct DdlnWatch
 	uint64		at[DDLN_WATCH_SIZE];
 } DdlnWatch;
 
-static DdlnWatch ddln_watch;
+static uint64 ddln_watch_seq;	/* invalidations noted so far, both lists */
+static DdlnWatch ddln_watch_rows;	/* pg_class, pg_index */
+static DdlnWatch ddln_watch_atts;	/* pg_attribute */
 static bool ddln_watch_callbacks = false;
 
 static void
 DdlnWatchNote(Datum arg, int cacheid, uint32 hashvalue)
 {
-	ddln_watch.seq++;
-	if (hashvalue == 0 || ddln_watch.n == DDLN_WATCH_SIZE)
+	DdlnWatch  *w = (DdlnWatch *) DatumGetPointer(arg);
+
+	ddln_watch_seq++;
+	if (hashvalue == 0 || w->n == DDLN_WATCH_SIZE)
 	{
-		ddln_watch.lost = ddln_watch.seq;
-		ddln_watch.n = 0;
+		w->lost = ddln_watch_seq;
+		w->n = 0;
 		return;
 	}
-	ddln_watch.cacheid[ddln_watch.n] = cacheid;
-	ddln_watch.hash[ddln_watch.n] = hashvalue;
-	ddln_watch.at[ddln_watch.n++] = ddln_watch.seq;
+	w->cacheid[w->n] = cacheid;
+	w->hash[w->n] = hashvalue;
+	w->at[w->n++] = ddln_watch_seq;
 }
 
 /*
- * The sequence number an image reads at, the callbacks registered at first
- * use.  (Call after AcceptInvalidationMessages.)  Half full, the list is
- * emptied: only an image read before now and still waiting for its
- * "after" (the same command's) loses its rows.
+ * The sequence number an image reads "w"'s rows at, the callbacks
+ * registered at first use.  (Call after AcceptInvalidationMessages.)
+ * Half full, the list is emptied: only an image read before now and still
+ * waiting for its "after" (the same command's) loses its rows.
  */
 static uint64
-DdlnWatchNow(void)
+DdlnWatchNow(DdlnWatch *w)
 {
 	if (!ddln_watch_callbacks)
 	{
-		CacheRegisterSyscacheCallback(RELOID, DdlnWatchNote, (Datum) 0);
-		CacheRegisterSyscacheCallback(INDEXRELID, DdlnWatchNote, (Datum) 0);
+		CacheRegisterSyscacheCallback(RELOID, DdlnWatchNote, PointerGetDatum(&ddln_watch_rows));
+		CacheRegisterSyscacheCallback(INDEXRELID, DdlnWatchNote, PointerGetDatum(&ddln_watch_rows));
+		if (DDLN_STATTARGETS_READ)
+			CacheRegisterSyscacheCallback(ATTNUM, DdlnWatchNote, PointerGetDatum(&ddln_watch_atts));
 		ddln_watch_callbacks = true;
-		ddln_watch.lost = ++ddln_watch.seq;
+		ddln_watch_rows.lost = ddln_watch_atts.lost = ++ddln_watch_seq;
 	}
-	if (ddln_watch.n > DDLN_WATCH_SIZE / 2)
+	if (w->n > DDLN_WATCH_SIZE / 2)
 	{
-		ddln_watch.lost = ++ddln_watch.seq;
-		ddln_watch.n = 0;
+		w->lost = ++ddln_watch_seq;
+		w->n = 0;
 	}
-	return ddln_watch.seq;
+	return ddln_watch_seq;
 }
 
 /*
@@ -997,14 +1013,78 @@ DdlnWatchNow(void)
 static bool
 DdlnWatchChanged(uint64 since, int cacheid, uint32 hash)
 {
-	if (!ddln_watch_callbacks || ddln_watch.lost > since)
+	DdlnWatch  *w = (cacheid == ATTNUM) ? &ddln_watch_atts : &ddln_watch_rows;
+
+	if (!ddln_watch_callbacks || w->lost > since)
 		return true;
-	for (int i = ddln_watch.n - 1; i >= 0 && ddln_watch.at[i] > since; i--)
+	for (int i = w->n - 1; i >= 0 && w->at[i] > since; i--)
 	{
-		if (ddln_watch.cacheid[i] == cacheid && (hash == 0 || ddln_watch.hash[i] == hash))
+		if (w->cacheid[i] == cacheid && (hash == 0 || w->hash[i] == hash))
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The statistics target of each column of "rel" into targets[attnum - 1]
+ * (compat.h: the tuple descriptor's up to 16, a scan of the relation's
+ * pg_attribute rows from 17).  Where that costs a read, an image with
+ * "like" (its "before": the same command's image of the same relation)
+ * takes the target "like" read of each column whose pg_attribute row no
+ * invalidation touched since, and looks up the others one by one (an
+ * ADD COLUMN's new column, a SET STATISTICS'); more than
+ * DDLN_TARGET_LOOKUPS of them, or nothing to take, and it scans
+ * (sql/050_storage_images: SET STATISTICS with and without ADD COLUMN,
+ * on few columns and on many).
+ */
+#define DDLN_TARGET_LOOKUPS 8
+
+static void
+DdlnImageStatTargets(DdlnImage *img, Relation rel, const DdlnImage *like, int *targets)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			lookups = 0;
+	int			j = 0;
+
+	if (!DDLN_STATTARGETS_READ)
+	{
+		DdlnAttStatTargets(rel, targets);
+		return;
+	}
+	/* other backends' invalidations too (the relation's lock was held) */
+	AcceptInvalidationMessages();
+	if (like == NULL || like->relid != img->relid || like->targets_at == 0 ||
+		ddln_watch_atts.lost > like->targets_at)
+		lookups = DDLN_TARGET_LOOKUPS + 1;
+	for (int i = 0; i < desc->natts && lookups <= DDLN_TARGET_LOOKUPS; i++)
+	{
+		AttrNumber	attnum = TupleDescAttr(desc, i)->attnum;
+
+		targets[i] = PG_INT32_MIN;	/* to look up */
+		if (TupleDescAttr(desc, i)->attisdropped)
+			continue;
+		while (j < like->ncolumns && like->columns[j].attnum < attnum)
+			j++;
+		if (j < like->ncolumns && like->columns[j].attnum == attnum &&
+			!DdlnWatchChanged(like->targets_at, ATTNUM,
+							  GetSysCacheHashValue2(ATTNUM, ObjectIdGetDatum(img->relid),
+													Int16GetDatum(attnum))))
+			targets[i] = like->columns[j].statistics;
+		else
+			lookups++;
+	}
+	img->targets_at = DdlnWatchNow(&ddln_watch_atts);
+	if (lookups > DDLN_TARGET_LOOKUPS)
+	{
+		DdlnAttStatTargets(rel, targets);
+		return;
+	}
+	for (int i = 0; i < desc->natts; i++)
+	{
+		if (targets[i] == PG_INT32_MIN)
+			targets[i] = TupleDescAttr(desc, i)->attisdropped ? -1 :
+				DdlnAttStatTarget(rel, TupleDescAttr(desc, i)->attnum);
+	}
 }
 
 /*
@@ -1587,7 +1667,7 @@ DdlnImageReadIndexes(DdlnImage *img, Relation rel, const DdlnImage *like, bool r
 	pr.memo = DdlnOpclassMemoGet();
 	catrel = table_open(IndexRelationId, AccessShareLock);
 	/* (every invalidation processed: the memo's and the lock's) */
-	img->read_at = DdlnWatchNow();
+	img->read_at = DdlnWatchNow(&ddln_watch_rows);
 	rows = DdlnImageReusedIndexRows(img, like, &n);
 	if (rows == NULL)
 		rows = DdlnImageIndexList(img, catrel, &n);
@@ -1779,7 +1859,7 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 		DdlnImageReadSequence(img);
 	else
 	{
-		DdlnImageReadColumns(img, rel);
+		DdlnImageReadColumns(img, rel, like);
 		reuse = DdlnImageMayReuse(like, img);
 		DdlnImageReadConstraints(img, like, reuse, rel->rd_rel->relispartition);
 		DdlnImageReadIndexes(img, rel, like, reuse);

@@ -131,6 +131,8 @@ typedef struct DdlnImage
 	 * invalidation touched since "read_at" (DdlnImageReadIndexes)
 	 */
 	uint64		read_at;
+	uint64		targets_at;		/* and the columns' statistics targets were
+								 * read at (0: not read) */
 	int			nindexrows;
 	struct DdlnIndexRows *indexrows;
 } DdlnImage;

@@ -25,6 +25,9 @@
 #        TARGET=bench-images versions.sh 18   a benchmark there (its figures
 #                                        in the log; only its exit status
 #                                        counts)
+#        TARGET=mutate MUTATION=NAME versions.sh 18   one mutation there
+#                                        (test/mutations/NAME.patch; passes
+#                                        when caught: only the status counts)
 #        versions.sh --prepare [VERSION...]      build the chroots only
 #        versions.sh --tools             install debootstrap only (the one
 #                                        package this script takes from this
@@ -308,7 +311,7 @@ run_version()
 	do_mount "$root" || { record "$v" "PostgreSQL $v: mount failed: 0 passed, 1 failed" 0 1; do_umount; unlock_chroot; return; }
 	in_chroot "$root" ${ONLY:+ONLY="$ONLY"} ${REPLAY_UPDATE:+REPLAY_UPDATE="$REPLAY_UPDATE"} \
 		${REPLAY_ONLY:+REPLAY_ONLY="$REPLAY_ONLY"} ${REPLAY_CORPUS:+REPLAY_CORPUS="$REPLAY_CORPUS"} \
-		${REPLAY_VERBOSE:+REPLAY_VERBOSE="$REPLAY_VERBOSE"} \
+		${REPLAY_VERBOSE:+REPLAY_VERBOSE="$REPLAY_VERBOSE"} ${MUTATION:+MUTATION="$MUTATION"} \
 		${regress_source:+REPLAY_REGRESS_SOURCE="$regress_source"} "${passed[@]}" \
 		make -C /root/ddl_notify "$TARGET" </dev/null 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
@@ -322,8 +325,10 @@ run_version()
 	fi
 	unlock_chroot
 	counts=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$log" | tail -n 1)
-	# a benchmark (bench-*) prints figures, not counts: only its status counts
+	# a benchmark (bench-*) prints figures, not counts, and a mutation the
+	# counts of the tests it broke: only the status counts
 	[[ -n $counts || $TARGET != bench-* ]] || counts="0 0"
+	[[ $TARGET != mutate ]] || counts="0 0"
 	[[ -n $counts ]] || { echo "versions.sh: make $TARGET on PostgreSQL $v printed no counts (status $rc)"; counts="0 1"; }
 	read -r p f <<<"$counts"
 	((rc == 0 || f > 0)) || { echo "versions.sh: make $TARGET on PostgreSQL $v exited with status $rc"; f=1; }
