@@ -108,6 +108,27 @@ SELECT e.id - :last AS n, string_agg(c->>'name' || '=' || coalesce(c->>'statisti
 FROM ddl_notify.event e, jsonb_array_elements(e.details->'after'->'columns') c
 WHERE e.id > :last AND e.object_identity = 'si_s.stw'
 GROUP BY e.id ORDER BY e.id;
+-- more pg_attribute rows changed than the list of invalidations holds (a
+-- SET STATISTICS that recurses to 300 partitions after the parent's own):
+-- the parent's "after" reads its targets again, the parent's change is not
+-- lost with the list
+SET ddl_notify.capture_changes = off;
+CREATE TABLE stp (a int, b int) PARTITION BY RANGE (a);
+DO $$
+BEGIN
+	FOR i IN 1..300 LOOP
+		EXECUTE format('CREATE TABLE si_s.stp_%s PARTITION OF si_s.stp FOR VALUES FROM (%s) TO (%s)',
+					   i, i, i + 1);
+	END LOOP;
+END $$;
+RESET ddl_notify.capture_changes;
+SELECT coalesce(max(id), 0) AS last FROM ddl_notify.event \gset
+ALTER TABLE stp ALTER COLUMN b SET STATISTICS 7;
+SELECT op FROM pg_temp.ops(:last) WHERE op->>'op' = 'set statistics';
+SELECT * FROM pg_temp.storage('si_s.stp');
+SET client_min_messages = warning;
+DROP TABLE stp;
+RESET client_min_messages;
 
 --
 -- 2. CLUSTER ON, SET WITHOUT CLUSTER
