@@ -71,7 +71,10 @@
  *	 rows "before" read when no pg_index row changed since, and an index's
  *	 pg_class row when that row did not change (DdlnWatchChanged: the
  *	 catalog caches' invalidations, ours and other backends', noted by
- *	 hash value); a changed row is read again.
+ *	 hash value); a changed row is read again.  Where a column's statistics
+ *	 target costs a catalog read (17 on), it takes the targets of the
+ *	 columns whose pg_attribute row did not change, the same way
+ *	 (DdlnImageStatTargets).
  * - A plain index's definition (key columns only, default operator
  *	 classes, no expression, predicate, storage parameter, sort option or
  *	 own collation) is printed here as ruleutils prints it; any other goes
