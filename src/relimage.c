@@ -1054,8 +1054,6 @@ DdlnImageStatTargets(DdlnImage *img, Relation rel, const DdlnImage *like, int *t
 		DdlnAttStatTargets(rel, targets);
 		return;
 	}
-	/* other backends' invalidations too (the relation's lock was held) */
-	AcceptInvalidationMessages();
 	if (like == NULL || like->relid != img->relid || like->targets_at == 0 ||
 		ddln_watch_atts.lost > like->targets_at)
 		lookups = DDLN_TARGET_LOOKUPS + 1;
@@ -1846,6 +1844,12 @@ DdlnImageRead(Oid relid, const DdlnImage *like, bool dropped)
 
 	if (!DdlnImageKind(get_rel_relkind(relid)))
 		return NULL;
+	/*
+	 * Other backends' invalidations first (a lock the command holds already
+	 * takes none): the relation's entry and the catalog snapshot as of now,
+	 * and the lists DdlnWatchChanged reads complete.
+	 */
+	AcceptInvalidationMessages();
 	rel = relation_open(relid, AccessShareLock);
 
 	nestlevel = DdlnImgOutputSettings();
