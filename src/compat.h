@@ -130,7 +130,11 @@ DdlnAttStatTargets(Relation rel, int *targets)
 	table_close(attrel, AccessShareLock);
 }
 
-/* One column's, by a catalog cache lookup (its pg_attribute row). */
+/*
+ * One column's, by a catalog cache lookup (its pg_attribute row; a column
+ * of the descriptor always has one while the caller holds the relation's
+ * lock, so the default of -1 for a missing row is never returned).
+ */
 static inline int
 DdlnAttStatTarget(Relation rel, AttrNumber attnum)
 {
